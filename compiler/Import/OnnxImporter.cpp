@@ -1,0 +1,465 @@
+//===- OnnxImporter.cpp - ONNX model -> graph dialect ---------------------===//
+//
+// Reads a ModelProto and builds func @main of graph ops. Weights become
+// graph.constant (dense resources for large ones, copied once). Each node's
+// result types come from the op's shape helper (the same one the reference
+// executor and shape inference use); the model's value_info is a fallback.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphImporter.h"
+
+#include "GraphDialect.h"
+#include "mlcc/Import/TensorProto.h"
+#include "mlcc/Reference/MlirBridge.h"
+#include "Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <fstream>
+#include <sstream>
+
+using namespace mlir;
+
+namespace mlcc {
+namespace onnximport {
+
+/// Folding at import is for shape computations: keep it to small values.
+constexpr int64_t kImportFoldBytes = 1 << 20;
+
+void GraphImporter::nodeError(const onnx::NodeProto &node,
+                              const std::string &message) {
+  std::ostringstream os;
+  os << "node '" << (node.name().empty() ? node.output_size() ? node.output(0) : "?"
+                                         : node.name())
+     << "' (" << node.op_type() << ", opset " << opset_ << "): " << message;
+  errors_.push_back(os.str());
+}
+
+Location GraphImporter::locOf(const onnx::NodeProto &node) {
+  std::string name = node.name();
+  if (name.empty() && node.output_size())
+    name = node.output(0);
+  return NameLoc::get(StringAttr::get(ctx_, name));
+}
+
+Value GraphImporter::none() {
+  return builder_.create<graph::NoneOp>(builder_.getUnknownLoc());
+}
+
+Value GraphImporter::constant(const ref::Tensor &tensor) {
+  return builder_.create<graph::ConstantOp>(
+      builder_.getUnknownLoc(), elementsAttrFromTensor(ctx_, tensor));
+}
+
+Value GraphImporter::constI64(llvm::ArrayRef<int64_t> values, bool scalar) {
+  ref::Shape shape;
+  if (!scalar)
+    shape.push_back(static_cast<int64_t>(values.size()));
+  return constant(ref::Tensor::fromVector(ref::DType::I64, shape,
+                                          std::vector<int64_t>(values)));
+}
+
+Type GraphImporter::typeOf(const onnx::TypeProto &type,
+                           const std::string &what) {
+  if (!type.has_tensor_type()) {
+    errors_.push_back(what + ": only tensor types are supported (sequence, "
+                             "map and optional types are not)");
+    return nullptr;
+  }
+  const auto &tt = type.tensor_type();
+  ref::DType dtype = onnxio::dtypeFromOnnx(tt.elem_type());
+  if (dtype == ref::DType::Undefined) {
+    errors_.push_back(what + ": unsupported element type " +
+                      onnx::TensorProto::DataType_Name(
+                          static_cast<onnx::TensorProto::DataType>(
+                              tt.elem_type())));
+    return nullptr;
+  }
+  Type elt = mlirTypeFromDType(ctx_, dtype);
+  if (!tt.has_shape())
+    return UnrankedTensorType::get(elt);
+  llvm::SmallVector<int64_t> dims;
+  for (const auto &d : tt.shape().dim()) {
+    if (d.has_dim_value()) {
+      dims.push_back(d.dim_value());
+    } else if (d.has_dim_param() && options_.dims.count(d.dim_param())) {
+      dims.push_back(options_.dims.at(d.dim_param()));
+    } else {
+      dims.push_back(ShapedType::kDynamic);
+    }
+  }
+  return RankedTensorType::get(dims, elt);
+}
+
+bool GraphImporter::convertAttributes(
+    const onnx::NodeProto &node, llvm::SmallVectorImpl<NamedAttribute> &out) {
+  Builder &b = builder_;
+  for (const auto &a : node.attribute()) {
+    Attribute attr;
+    switch (a.type()) {
+    case onnx::AttributeProto::INT:
+      attr = b.getI64IntegerAttr(a.i());
+      break;
+    case onnx::AttributeProto::FLOAT:
+      attr = b.getF32FloatAttr(a.f());
+      break;
+    case onnx::AttributeProto::STRING:
+      attr = b.getStringAttr(a.s());
+      break;
+    case onnx::AttributeProto::INTS:
+      attr = b.getI64ArrayAttr(
+          llvm::SmallVector<int64_t>(a.ints().begin(), a.ints().end()));
+      break;
+    case onnx::AttributeProto::FLOATS:
+      attr = b.getF32ArrayAttr(
+          llvm::SmallVector<float>(a.floats().begin(), a.floats().end()));
+      break;
+    case onnx::AttributeProto::STRINGS: {
+      llvm::SmallVector<StringRef> strs(a.strings().begin(), a.strings().end());
+      attr = b.getStrArrayAttr(strs);
+      break;
+    }
+    case onnx::AttributeProto::TENSOR: {
+      ref::Tensor t;
+      ref::Status s = onnxio::tensorFromProto(a.t(), modelDir_, t);
+      if (s.failed()) {
+        nodeError(node, "attribute '" + a.name() + "': " + s.message());
+        return false;
+      }
+      attr = elementsAttrFromTensor(ctx_, t);
+      break;
+    }
+    case onnx::AttributeProto::GRAPH:
+      continue; // handled by the control-flow importers
+    default:
+      nodeError(node, "attribute '" + a.name() + "' has an unsupported kind");
+      return false;
+    }
+    out.push_back(b.getNamedAttr(a.name(), attr));
+  }
+  return true;
+}
+
+Operation *GraphImporter::createOp(const onnx::NodeProto &node,
+                                   StringRef mnemonic, ArrayRef<Value> operands,
+                                   ArrayRef<NamedAttribute> attrs,
+                                   unsigned numResults) {
+  // Infer result types with the op's shape helper.
+  std::vector<ref::ValueInfo> in(operands.size());
+  std::vector<ref::Tensor> storage(operands.size());
+  bool allRanked = true;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    in[i] = valueInfoOf(operands[i], storage[i]);
+    if (isa<UnrankedTensorType>(operands[i].getType()))
+      allRanked = false;
+  }
+  std::vector<ref::ValueInfo> out(numResults);
+  std::string inferError;
+  const ref::KernelDef *kernel = ref::KernelRegistry::get().find(mnemonic.str());
+  if (kernel && kernel->inferShapes && allRanked) {
+    ref::Attrs plain = attrsFromList(attrs);
+    ref::Status s = kernel->inferShapes(plain, in, out);
+    if (s.failed())
+      inferError = s.message();
+  }
+  if (!inferError.empty()) {
+    nodeError(node, inferError);
+    return nullptr;
+  }
+
+  llvm::SmallVector<Type> resultTypes;
+  for (unsigned i = 0; i < numResults; ++i) {
+    bool named = i < static_cast<unsigned>(node.output_size()) &&
+                 !node.output(i).empty();
+    if (!named) {
+      resultTypes.push_back(NoneType::get(ctx_));
+      continue;
+    }
+    Type hint;
+    auto it = typeHints_.find(node.output(i));
+    if (it != typeHints_.end()) {
+      // A hint the importer cannot use is not an error: drop its message.
+      std::vector<std::string> saved;
+      saved.swap(errors_);
+      hint = typeOf(*it->second, "value '" + node.output(i) + "'");
+      saved.swap(errors_);
+    }
+    if (out[i].present()) {
+      auto inferred = tensorTypeFor(ctx_, out[i].dtype, out[i].shape);
+      // Prefer a static dim from the model's declared type.
+      if (auto h = dyn_cast_or_null<RankedTensorType>(hint))
+        if (h.getRank() == inferred.getRank() &&
+            h.getElementType() == inferred.getElementType()) {
+          llvm::SmallVector<int64_t> dims(inferred.getShape());
+          for (int64_t d = 0; d < h.getRank(); ++d)
+            if (ShapedType::isDynamic(dims[d]))
+              dims[d] = h.getDimSize(d);
+          inferred = RankedTensorType::get(dims, inferred.getElementType());
+        }
+      resultTypes.push_back(inferred);
+    } else if (hint) {
+      resultTypes.push_back(hint);
+    } else {
+      nodeError(node, "cannot infer the type of output '" + node.output(i) +
+                          "'" + (kernel ? "" : " (no shape helper for graph." +
+                                                   mnemonic.str() + ")"));
+      return nullptr;
+    }
+  }
+  OperationState state(locOf(node), "graph." + mnemonic.str());
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(resultTypes);
+  return builder_.create(state);
+}
+
+void GraphImporter::bindOutputs(const onnx::NodeProto &node, Operation *op,
+                                NameScope &scope) {
+  for (int i = 0; i < node.output_size(); ++i)
+    if (!node.output(i).empty() && i < static_cast<int>(op->getNumResults()))
+      scope.values[node.output(i)] = op->getResult(i);
+}
+
+bool GraphImporter::importNode(const onnx::NodeProto &node, NameScope &scope) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    nodeError(node, "operator domain '" + node.domain() + "' is not supported");
+    return false;
+  }
+  const std::string &type = node.op_type();
+  if (type == "Constant") {
+    llvm::SmallVector<NamedAttribute> attrs;
+    if (!convertAttributes(node, attrs))
+      return false;
+    ref::Tensor value;
+    for (const auto &a : node.attribute()) {
+      if (a.name() == "value") {
+        ref::Status s = onnxio::tensorFromProto(a.t(), modelDir_, value);
+        if (s.failed()) {
+          nodeError(node, s.message());
+          return false;
+        }
+      } else if (a.name() == "value_float") {
+        value = ref::Tensor::fromVector<float>(ref::DType::F32, {}, {a.f()});
+      } else if (a.name() == "value_int") {
+        value = ref::Tensor::fromVector<int64_t>(ref::DType::I64, {}, {a.i()});
+      } else if (a.name() == "value_floats") {
+        std::vector<float> v(a.floats().begin(), a.floats().end());
+        value = ref::Tensor::fromVector(ref::DType::F32,
+                                        {static_cast<int64_t>(v.size())}, v);
+      } else if (a.name() == "value_ints") {
+        std::vector<int64_t> v(a.ints().begin(), a.ints().end());
+        value = ref::Tensor::fromVector(ref::DType::I64,
+                                        {static_cast<int64_t>(v.size())}, v);
+      } else {
+        nodeError(node, "Constant attribute '" + a.name() +
+                            "' is not supported (sparse or string values)");
+        return false;
+      }
+    }
+    if (!value.present()) {
+      nodeError(node, "Constant has no value attribute");
+      return false;
+    }
+    Value v = constant(value);
+    if (node.output_size())
+      scope.values[node.output(0)] = v;
+    return true;
+  }
+  if (type == "If")
+    return importIf(node, scope);
+  if (type == "Loop")
+    return importLoop(node, scope);
+  if (type == "Scan")
+    return importScan(node, scope);
+
+  const graph::OnnxOpInfo *info = graph::lookupOnnxOp(type);
+  if (!info) {
+    bool expanded = false;
+    if (!expandFunction(node, scope, expanded))
+      return false;
+    if (!expanded)
+      nodeError(node, "operator is not supported");
+    return expanded;
+  }
+  llvm::SmallVector<Value> operands;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      operands.push_back(none());
+      continue;
+    }
+    Value v = scope.lookup(name);
+    if (!v) {
+      nodeError(node, "input '" + name +
+                          "' is not produced by any node, initializer or "
+                          "graph input");
+      return false;
+    }
+    operands.push_back(v);
+  }
+  llvm::SmallVector<NamedAttribute> attrs;
+  if (!convertAttributes(node, attrs))
+    return false;
+  bool handled = false;
+  if (!upgradeLegacyForm(node, operands, attrs, scope, handled))
+    return false;
+  if (handled)
+    return true;
+  if (!info->variadicInputs) {
+    if (static_cast<int>(operands.size()) > info->numInputs) {
+      nodeError(node, "has " + std::to_string(operands.size()) +
+                          " inputs, the op takes at most " +
+                          std::to_string(info->numInputs));
+      return false;
+    }
+    while (static_cast<int>(operands.size()) < info->numInputs)
+      operands.push_back(none());
+  }
+  unsigned numResults = info->variadicOutputs
+                            ? node.output_size()
+                            : static_cast<unsigned>(info->numOutputs);
+  if (node.output_size() > static_cast<int>(numResults)) {
+    nodeError(node, "has " + std::to_string(node.output_size()) +
+                        " outputs, the op has " + std::to_string(numResults));
+    return false;
+  }
+  Operation *op = createOp(node, info->mnemonic, operands, attrs, numResults);
+  if (!op)
+    return false;
+  // Fold as we go: later nodes' shape helpers need the values of shape
+  // computations (Shape -> Slice -> Concat -> Reshape) to type their results.
+  SmallVector<Value> results;
+  if (failed(graph::foldConstantOp(op, kImportFoldBytes, &results)))
+    return false;
+  for (int i = 0; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      scope.values[node.output(i)] = results[i];
+  return true;
+}
+
+bool GraphImporter::importNodes(const onnx::GraphProto &graph,
+                                NameScope &scope) {
+  for (const auto &vi : graph.value_info())
+    typeHints_[vi.name()] = &vi.type();
+  for (const auto &vi : graph.output())
+    typeHints_[vi.name()] = &vi.type();
+  bool ok = true;
+  for (const auto &init : graph.initializer()) {
+    ref::Tensor t;
+    ref::Status s = onnxio::tensorFromProto(init, modelDir_, t);
+    if (s.failed()) {
+      errors_.push_back("initializer '" + init.name() + "': " + s.message());
+      ok = false;
+      continue;
+    }
+    scope.values[init.name()] = constant(t);
+  }
+  if (!ok)
+    return false;
+  // Keep going after a failed node to report every unsupported op at once;
+  // later nodes that depend on it are skipped silently.
+  for (const auto &node : graph.node()) {
+    bool inputsKnown = true;
+    for (const std::string &name : node.input())
+      if (!name.empty() && !scope.lookup(name))
+        inputsKnown = false;
+    if (!inputsKnown && !ok)
+      continue;
+    if (!importNode(node, scope))
+      ok = false;
+  }
+  return ok;
+}
+
+OwningOpRef<ModuleOp>
+GraphImporter::importModel(const onnx::ModelProto &model) {
+  for (const auto &imp : model.opset_import())
+    if (imp.domain().empty() || imp.domain() == "ai.onnx")
+      opset_ = imp.version();
+  if (opset_ == 0) {
+    errors_.push_back("model imports no version of the default ONNX domain");
+    return nullptr;
+  }
+  const onnx::GraphProto &graph = model.graph();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(builder_.getUnknownLoc());
+  llvm::StringSet<> initNames;
+  for (const auto &init : graph.initializer())
+    initNames.insert(init.name());
+
+  llvm::SmallVector<Type> argTypes;
+  llvm::SmallVector<std::string> argNames;
+  for (const auto &in : graph.input()) {
+    if (initNames.contains(in.name()))
+      continue; // an initializer listed as input (IR < 4): a constant
+    Type t = typeOf(in.type(), "graph input '" + in.name() + "'");
+    if (!t)
+      return nullptr;
+    argTypes.push_back(t);
+    argNames.push_back(in.name());
+  }
+  auto func = func::FuncOp::create(
+      builder_.getUnknownLoc(), "main",
+      builder_.getFunctionType(argTypes, {}));
+  module->push_back(func);
+  Block *entry = func.addEntryBlock();
+  NameScope scope;
+  for (size_t i = 0; i < argNames.size(); ++i) {
+    scope.values[argNames[i]] = entry->getArgument(i);
+    func.setArgAttr(i, "graph.name", builder_.getStringAttr(argNames[i]));
+  }
+  builder_.setInsertionPointToStart(entry);
+  if (!importNodes(graph, scope))
+    return nullptr;
+
+  llvm::SmallVector<Value> results;
+  for (const auto &out : graph.output()) {
+    Value v = scope.lookup(out.name());
+    if (!v) {
+      errors_.push_back("graph output '" + out.name() +
+                        "' is not produced by any node");
+      return nullptr;
+    }
+    results.push_back(v);
+  }
+  builder_.create<func::ReturnOp>(builder_.getUnknownLoc(), results);
+  func.setType(builder_.getFunctionType(argTypes, TypeRange(results)));
+  for (int i = 0; i < graph.output_size(); ++i)
+    func.setResultAttr(i, "graph.name",
+                       builder_.getStringAttr(graph.output(i).name()));
+  return module;
+}
+
+} // namespace onnximport
+
+OwningOpRef<ModuleOp> importOnnxModel(MLIRContext *ctx, const std::string &path,
+                                      const ImportOptions &options,
+                                      std::vector<std::string> &errors) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    errors.push_back("cannot open model file '" + path + "'");
+    return nullptr;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  onnx::ModelProto model;
+  if (!model.ParseFromString(buffer.str()) || !model.has_graph()) {
+    errors.push_back("'" + path +
+                     "' is not a valid ONNX model (truncated or corrupt file?)");
+    return nullptr;
+  }
+  ctx->loadDialect<graph::GraphDialect, func::FuncDialect>();
+  std::string dir = path.find('/') == std::string::npos
+                        ? "."
+                        : path.substr(0, path.find_last_of('/'));
+  onnximport::GraphImporter importer(ctx, options, dir, errors);
+  OwningOpRef<ModuleOp> module = importer.importModel(model);
+  if (module && failed(verify(*module))) {
+    errors.push_back("internal error: the imported module does not verify");
+    return nullptr;
+  }
+  return module;
+}
+
+} // namespace mlcc

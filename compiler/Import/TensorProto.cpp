@@ -1,0 +1,232 @@
+//===- TensorProto.cpp - ONNX TensorProto <-> host tensors ----------------===//
+
+#include "mlcc/Import/TensorProto.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace mlcc::onnxio {
+
+using ref::DType;
+using ref::Status;
+using ref::Tensor;
+
+ref::DType dtypeFromOnnx(int t) {
+  switch (t) {
+  case onnx::TensorProto::FLOAT: return DType::F32;
+  case onnx::TensorProto::DOUBLE: return DType::F64;
+  case onnx::TensorProto::FLOAT16: return DType::F16;
+  case onnx::TensorProto::BFLOAT16: return DType::BF16;
+  case onnx::TensorProto::INT8: return DType::I8;
+  case onnx::TensorProto::UINT8: return DType::U8;
+  case onnx::TensorProto::INT16: return DType::I16;
+  case onnx::TensorProto::UINT16: return DType::U16;
+  case onnx::TensorProto::INT32: return DType::I32;
+  case onnx::TensorProto::UINT32: return DType::U32;
+  case onnx::TensorProto::INT64: return DType::I64;
+  case onnx::TensorProto::UINT64: return DType::U64;
+  case onnx::TensorProto::BOOL: return DType::Bool;
+  default: return DType::Undefined;
+  }
+}
+
+int dtypeToOnnx(ref::DType t) {
+  switch (t) {
+  case DType::F32: return onnx::TensorProto::FLOAT;
+  case DType::F64: return onnx::TensorProto::DOUBLE;
+  case DType::F16: return onnx::TensorProto::FLOAT16;
+  case DType::BF16: return onnx::TensorProto::BFLOAT16;
+  case DType::I8: return onnx::TensorProto::INT8;
+  case DType::U8: return onnx::TensorProto::UINT8;
+  case DType::I16: return onnx::TensorProto::INT16;
+  case DType::U16: return onnx::TensorProto::UINT16;
+  case DType::I32: return onnx::TensorProto::INT32;
+  case DType::U32: return onnx::TensorProto::UINT32;
+  case DType::I64: return onnx::TensorProto::INT64;
+  case DType::U64: return onnx::TensorProto::UINT64;
+  case DType::Bool: return onnx::TensorProto::BOOL;
+  case DType::Undefined: break;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+namespace {
+
+Status readExternalData(const onnx::TensorProto &proto,
+                        const std::string &baseDir, std::string &bytes) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &kv : proto.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = std::stoll(kv.value());
+    else if (kv.key() == "length")
+      length = std::stoll(kv.value());
+  }
+  if (location.empty())
+    return Status::error("tensor '", proto.name(),
+                         "' has external data without a location");
+  if (location.find("..") != std::string::npos || location[0] == '/')
+    return Status::error("tensor '", proto.name(), "': external data path '",
+                         location, "' must stay inside the model's folder");
+  std::string path = baseDir.empty() ? location : baseDir + "/" + location;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error("tensor '", proto.name(),
+                         "': cannot open external data file '", path, "'");
+  in.seekg(0, std::ios::end);
+  int64_t size = in.tellg();
+  if (length < 0)
+    length = size - offset;
+  if (offset < 0 || offset + length > size)
+    return Status::error("tensor '", proto.name(), "': external data range [",
+                         offset, ", ", offset + length, ") exceeds file '",
+                         path, "' of ", size, " bytes");
+  bytes.resize(length);
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  return Status::success();
+}
+
+} // namespace
+
+Status tensorFromProto(const onnx::TensorProto &proto,
+                       const std::string &baseDir, Tensor &out) {
+  DType dtype = dtypeFromOnnx(proto.data_type());
+  if (dtype == DType::Undefined)
+    return Status::error("tensor '", proto.name(), "' has unsupported type ",
+                         onnx::TensorProto::DataType_Name(
+                             static_cast<onnx::TensorProto::DataType>(
+                                 proto.data_type())));
+  ref::Shape shape(proto.dims().begin(), proto.dims().end());
+  // Check the size before allocating: a corrupt or non-tensor file can
+  // claim absurd dims.
+  constexpr int64_t kMaxBytes = int64_t(1) << 36;
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return Status::error("tensor '", proto.name(), "' has negative dim ", d);
+    if (d && count > kMaxBytes / d)
+      return Status::error("tensor '", proto.name(), "' of shape ",
+                           ref::shapeToString(shape), " is too large");
+    count *= d;
+  }
+  if (count > kMaxBytes / static_cast<int64_t>(ref::dtypeSize(dtype)))
+    return Status::error("tensor '", proto.name(), "' of shape ",
+                         ref::shapeToString(shape), " is too large");
+  Tensor t(dtype, shape);
+  int64_t n = t.numel();
+  auto checkCount = [&](int64_t have) -> Status {
+    if (have != n)
+      return Status::error("tensor '", proto.name(), "' of shape ",
+                           ref::shapeToString(shape), " holds ", have,
+                           " values, expected ", n);
+    return Status::success();
+  };
+
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string bytes;
+    MLCC_RETURN_IF_ERROR(readExternalData(proto, baseDir, bytes));
+    MLCC_RETURN_IF_ERROR(
+        checkCount(static_cast<int64_t>(bytes.size() / ref::dtypeSize(dtype))));
+    std::memcpy(t.raw(), bytes.data(), t.byteSize());
+  } else if (proto.has_raw_data()) {
+    const std::string &raw = proto.raw_data();
+    if (raw.size() != t.byteSize())
+      return Status::error("tensor '", proto.name(), "' of shape ",
+                           ref::shapeToString(shape), " has ", raw.size(),
+                           " raw bytes, expected ", t.byteSize());
+    std::memcpy(t.raw(), raw.data(), raw.size());
+  } else {
+    switch (dtype) {
+    case DType::F32:
+      MLCC_RETURN_IF_ERROR(checkCount(proto.float_data_size()));
+      std::copy(proto.float_data().begin(), proto.float_data().end(),
+                t.data<float>());
+      break;
+    case DType::F64:
+      MLCC_RETURN_IF_ERROR(checkCount(proto.double_data_size()));
+      std::copy(proto.double_data().begin(), proto.double_data().end(),
+                t.data<double>());
+      break;
+    case DType::I64:
+      MLCC_RETURN_IF_ERROR(checkCount(proto.int64_data_size()));
+      std::copy(proto.int64_data().begin(), proto.int64_data().end(),
+                t.data<int64_t>());
+      break;
+    case DType::U32:
+    case DType::U64:
+      MLCC_RETURN_IF_ERROR(checkCount(proto.uint64_data_size()));
+      for (int64_t i = 0; i < n; ++i)
+        t.setInt(i, static_cast<int64_t>(proto.uint64_data(i)));
+      break;
+    case DType::F16:
+    case DType::BF16:
+      // Half types travel as their bit patterns in int32_data.
+      MLCC_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
+      for (int64_t i = 0; i < n; ++i)
+        t.data<uint16_t>()[i] = static_cast<uint16_t>(proto.int32_data(i));
+      break;
+    default: // the remaining integer types and bool use int32_data
+      MLCC_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
+      for (int64_t i = 0; i < n; ++i)
+        t.setInt(i, proto.int32_data(i));
+      break;
+    }
+  }
+  out = t;
+  return Status::success();
+}
+
+void tensorToProto(const Tensor &tensor, const std::string &name,
+                   onnx::TensorProto &proto) {
+  proto.Clear();
+  proto.set_name(name);
+  proto.set_data_type(dtypeToOnnx(tensor.dtype()));
+  for (int64_t d : tensor.shape())
+    proto.add_dims(d);
+  proto.set_raw_data(std::string(static_cast<const char *>(tensor.raw()),
+                                 tensor.byteSize()));
+}
+
+Status readTensorFile(const std::string &path, Tensor &out,
+                      std::string *name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error("cannot open tensor file '", path, "'");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(buffer.str()))
+    return Status::error("'", path, "' is not a valid ONNX TensorProto file");
+  if (name)
+    *name = proto.name();
+  std::string dir = path.substr(0, path.find_last_of('/'));
+  Status s = tensorFromProto(proto, dir, out);
+  if (s.failed())
+    return Status::error(path, ": ", s.message());
+  return Status::success();
+}
+
+Status writeTensorFile(const std::string &path, const Tensor &tensor,
+                       const std::string &name) {
+  onnx::TensorProto proto;
+  tensorToProto(tensor, name, proto);
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes))
+    return Status::error("cannot serialize tensor '", name, "'");
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out || !out.write(bytes.data(), bytes.size()))
+      return Status::error("cannot write '", tmp, "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return Status::error("cannot rename '", tmp, "' to '", path, "'");
+  return Status::success();
+}
+
+} // namespace mlcc::onnxio

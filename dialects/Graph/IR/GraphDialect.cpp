@@ -1,0 +1,59 @@
+//===- GraphDialect.cpp - graph dialect registration ----------------------===//
+
+#include "GraphDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlcc::graph;
+
+#include "GraphOpsDialect.cpp.inc"
+
+void GraphDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "GraphOps.cpp.inc"
+      >();
+}
+
+Operation *GraphDialect::materializeConstant(OpBuilder &builder,
+                                             Attribute value, Type type,
+                                             Location loc) {
+  if (isa<NoneType>(type))
+    return builder.create<NoneOp>(loc);
+  if (auto elements = dyn_cast<ElementsAttr>(value))
+    if (elements.getType() == type)
+      return builder.create<ConstantOp>(loc, elements);
+  return nullptr;
+}
+
+namespace {
+const OnnxOpInfo kOnnxOps[] = {
+#include "GraphOnnxOpTable.inc"
+};
+} // namespace
+
+llvm::ArrayRef<OnnxOpInfo> mlcc::graph::allOnnxOps() { return kOnnxOps; }
+
+const OnnxOpInfo *mlcc::graph::lookupOnnxOp(llvm::StringRef onnxName) {
+  static const llvm::StringMap<const OnnxOpInfo *> byName = [] {
+    llvm::StringMap<const OnnxOpInfo *> m;
+    for (const OnnxOpInfo &info : kOnnxOps)
+      m[info.onnxName] = &info;
+    return m;
+  }();
+  auto it = byName.find(onnxName);
+  return it == byName.end() ? nullptr : it->second;
+}
+
+const OnnxOpInfo *mlcc::graph::lookupOnnxOpByMnemonic(llvm::StringRef mn) {
+  static const llvm::StringMap<const OnnxOpInfo *> byMnemonic = [] {
+    llvm::StringMap<const OnnxOpInfo *> m;
+    for (const OnnxOpInfo &info : kOnnxOps)
+      m[info.mnemonic] = &info;
+    return m;
+  }();
+  auto it = byMnemonic.find(mn);
+  return it == byMnemonic.end() ? nullptr : it->second;
+}

@@ -1,0 +1,40 @@
+//===- GraphDialect.h - graph dialect ---------------------------*- C++ -*-===//
+
+#ifndef MLCC_DIALECTS_GRAPH_IR_GRAPHDIALECT_H
+#define MLCC_DIALECTS_GRAPH_IR_GRAPHDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "GraphOpsDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "GraphOps.h.inc"
+
+namespace mlcc::graph {
+
+/// Info about an ONNX-derived op, from the generated op table.
+struct OnnxOpInfo {
+  const char *onnxName;
+  const char *mnemonic;
+  int sinceVersion;
+  int numInputs;
+  int numOutputs;
+  bool variadicInputs;
+  bool variadicOutputs;
+};
+
+/// Looks up an ONNX op type ("Conv"); null if the dialect has no such op.
+const OnnxOpInfo *lookupOnnxOp(llvm::StringRef onnxName);
+/// Looks up by mnemonic without the "graph." prefix ("conv").
+const OnnxOpInfo *lookupOnnxOpByMnemonic(llvm::StringRef mnemonic);
+llvm::ArrayRef<OnnxOpInfo> allOnnxOps();
+
+} // namespace mlcc::graph
+
+#endif // MLCC_DIALECTS_GRAPH_IR_GRAPHDIALECT_H

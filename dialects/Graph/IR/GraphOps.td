@@ -1,0 +1,11 @@
+//===- GraphOps.td - all graph dialect ops --------------------*- tablegen -*-===//
+
+#ifndef MLCC_GRAPH_OPS
+#define MLCC_GRAPH_OPS
+
+include "GraphBase.td"
+include "GraphCoreOps.td"
+include "GraphControlFlowOps.td"
+include "GraphOnnxOps.td"
+
+#endif // MLCC_GRAPH_OPS

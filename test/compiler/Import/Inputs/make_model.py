@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Writes small ONNX models for the importer's lit tests: make_model.py CASE OUT.onnx"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def conv_relu():
+    w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")
+    return model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1", pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["y"], ["z"], name="relu1")],
+        [vi("x", F, [1, 3, 8, 8])], [vi("z", F, None)], [w])
+
+
+def symbolic_reshape():
+    # BERT-style shape arithmetic on a symbolic batch: folds away once fixed.
+    return model(
+        [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+         helper.make_node("Gather", ["s", "zero"], ["b"], name="gather", axis=0),
+         helper.make_node("Unsqueeze", ["b", "axes0"], ["b1"], name="unsqueeze"),
+         helper.make_node("Concat", ["b1", "rest"], ["newshape"], name="concat", axis=0),
+         helper.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape")],
+        [vi("x", F, ["batch", 4, 6])], [vi("y", F, None)],
+        [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+         numpy_helper.from_array(np.array([0], np.int64), "axes0"),
+         numpy_helper.from_array(np.array([2, 12], np.int64), "rest")])
+
+
+def unknown_ops():
+    return model(
+        [helper.make_node("FancyOp", ["x"], ["y"], name="fancy"),
+         helper.make_node("Relu", ["x"], ["r"], name="ok"),
+         helper.make_node("OtherOp", ["r"], ["z"], name="other")],
+        [vi("x", F, [2])], [vi("y", F, None), vi("z", F, None)])
+
+
+def missing_input():
+    return model([helper.make_node("Add", ["x", "nowhere"], ["y"], name="add1")],
+                 [vi("x", F, [2])], [vi("y", F, None)])
+
+
+def legacy_slice():
+    return model(
+        [helper.make_node("Slice", ["x"], ["y"], name="slice1", starts=[1], ends=[3], axes=[0])],
+        [vi("x", F, [5])], [vi("y", F, None)], opset=9)
+
+
+def if_capture():
+    then_g = helper.make_graph(
+        [helper.make_node("Add", ["x", "outer"], ["t"], name="then_add")], "then", [], [vi("t", F, [2])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"], name="else_neg")], "else", [], [vi("e", F, [2])])
+    return model(
+        [helper.make_node("If", ["c"], ["y"], name="if1", then_branch=then_g, else_branch=else_g)],
+        [vi("c", B, []), vi("x", F, [2])], [vi("y", F, [2])],
+        [numpy_helper.from_array(np.array([1, 2], np.float32), "outer")])
+
+
+def external_data():
+    m = conv_relu()
+    path = os.path.dirname(os.path.abspath(sys.argv[2]))
+    onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=os.path.basename(sys.argv[2]) + ".data", size_threshold=0)
+    return None
+
+
+CASES = {f.__name__: f for f in [conv_relu, symbolic_reshape, unknown_ops, missing_input,
+                                 legacy_slice, if_capture, external_data]}
+
+if __name__ == "__main__":
+    m = CASES[sys.argv[1]]()
+    if m is not None:
+        onnx.save(m, sys.argv[2])

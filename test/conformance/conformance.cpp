@@ -1,0 +1,250 @@
+//===- conformance.cpp - ONNX node-test conformance runner ----------------===//
+//
+// Runs every test folder (model.onnx + test_data_set_*/) under the given
+// roots on a target and compares with the expected outputs. Each test runs in
+// a child process, so a crash or hang in one test is a failure of that test,
+// not of the run.
+//
+// The checked-in list of expected passes makes this a regression test: an
+// expected pass that fails fails the run; a newly passing test is reported
+// (add it to the list with --update).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlcc/Driver/Driver.h"
+#include "mlcc/Reference/Executor.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace mlcc;
+
+namespace {
+
+struct Options {
+  std::vector<std::string> roots;
+  std::string expectedFile;
+  std::string exclusionsFile;
+  std::string filter;
+  bool update = false;
+  bool verbose = false;
+  int timeoutSeconds = 120;
+  Tolerance tol{1e-3, 1e-5};
+};
+
+bool isDir(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::vector<std::string> listDir(const std::string &dir) {
+  std::vector<std::string> out;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (e->d_name[0] != '.')
+        out.push_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// Lines of "name" or "pattern  reason"; '#' starts a comment.
+std::vector<std::pair<std::string, std::string>>
+readList(const std::string &path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream is(line);
+    std::string name, reason;
+    if (!(is >> name))
+      continue;
+    std::getline(is, reason);
+    out.emplace_back(name, reason);
+  }
+  return out;
+}
+
+/// Glob with a trailing '*' only (test_sequence_*); exact otherwise.
+bool matches(const std::string &pattern, const std::string &name) {
+  if (!pattern.empty() && pattern.back() == '*')
+    return name.compare(0, pattern.size() - 1, pattern, 0,
+                        pattern.size() - 1) == 0;
+  return pattern == name;
+}
+
+/// Runs one test in this process. Returns "" on pass, else the reason.
+std::string runTest(const std::string &dir, const Options &opts) {
+  mlir::MLIRContext ctx;
+  std::vector<std::string> errors;
+  auto module = loadModel(ctx, dir + "/model.onnx", ImportOptions(), errors);
+  if (!module)
+    return "import: " + (errors.empty() ? std::string("failed") : errors[0]);
+  mlir::PassManager pm(&ctx);
+  buildSimplifyPipeline(pm, PipelineOptions());
+  if (failed(runPasses(*module, pm, errors)))
+    return "pipeline: " + (errors.empty() ? std::string("failed") : errors[0]);
+  mlir::func::FuncOp func = mainFunction(*module);
+  ref::Executor executor(func);
+  int sets = 0;
+  for (const std::string &entry : listDir(dir)) {
+    if (entry.rfind("test_data_set_", 0) != 0)
+      continue;
+    std::string data = dir + "/" + entry;
+    std::vector<ref::Tensor> inputs, outputs, expected;
+    ref::Status s = readInputs(func, data, inputs);
+    if (s.ok())
+      s = readExpectedOutputs(func, data, expected);
+    if (s.failed())
+      return "data: " + s.message();
+    s = executor.run(inputs, outputs);
+    if (s.failed())
+      return "run: " + s.message();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      Comparison c = compareTensors(outputs[i], expected[i], opts.tol);
+      if (!c.ok) {
+        std::ostringstream os;
+        os << entry << " output " << i << ": ";
+        if (!c.problem.empty())
+          os << c.problem;
+        else
+          os << c.mismatches << " elements differ, max abs error "
+             << c.maxAbsError << ", max rel error " << c.maxRelError;
+        return os.str();
+      }
+    }
+    ++sets;
+  }
+  return sets ? "" : "no test_data_set_* folders";
+}
+
+/// Runs one test in a child process with a time limit.
+std::string runIsolated(const std::string &dir, const Options &opts) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return "cannot create a pipe";
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(opts.timeoutSeconds);
+    std::string r = runTest(dir, opts);
+    if (write(fds[1], r.data(), r.size()) < 0)
+      _exit(3);
+    _exit(r.empty() ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string reason;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0)
+    reason.append(buf, n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status))
+    return std::string("crashed: ") + strsignal(WTERMSIG(status));
+  if (WEXITSTATUS(status) == 0)
+    return "";
+  return reason.empty() ? "failed" : reason;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: mlcc-conformance --expected FILE --exclusions FILE "
+               "[--filter PREFIX] [--update] [-v] ROOT...\n");
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--expected" && i + 1 < argc)
+      opts.expectedFile = argv[++i];
+    else if (a == "--exclusions" && i + 1 < argc)
+      opts.exclusionsFile = argv[++i];
+    else if (a == "--filter" && i + 1 < argc)
+      opts.filter = argv[++i];
+    else if (a == "--update")
+      opts.update = true;
+    else if (a == "-v")
+      opts.verbose = true;
+    else if (!a.empty() && a[0] == '-')
+      return usage();
+    else
+      opts.roots.push_back(a);
+  }
+  if (opts.roots.empty() || opts.expectedFile.empty() ||
+      opts.exclusionsFile.empty())
+    return usage();
+
+  auto exclusions = readList(opts.exclusionsFile);
+  std::set<std::string> expected;
+  for (auto &[name, _] : readList(opts.expectedFile))
+    expected.insert(name);
+
+  int passed = 0, failed = 0, excluded = 0;
+  std::vector<std::string> regressions, newPasses, passing;
+  for (const std::string &root : opts.roots) {
+    for (const std::string &name : listDir(root)) {
+      std::string dir = root + "/" + name;
+      if (!isDir(dir) || !opts.filter.empty() && name.rfind(opts.filter, 0))
+        continue;
+      bool skip = false;
+      for (auto &[pattern, reason] : exclusions)
+        skip |= matches(pattern, name);
+      if (skip) {
+        ++excluded;
+        continue;
+      }
+      std::string reason = runIsolated(dir, opts);
+      bool ok = reason.empty();
+      ok ? ++passed : ++failed;
+      if (ok)
+        passing.push_back(name);
+      if (ok && !expected.count(name))
+        newPasses.push_back(name);
+      if (!ok && expected.count(name))
+        regressions.push_back(name + ": " + reason);
+      if (opts.verbose || (!ok && expected.count(name)))
+        std::printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name.c_str(),
+                    ok ? "" : ": ", reason.c_str());
+    }
+  }
+  std::sort(passing.begin(), passing.end());
+  if (opts.update) {
+    std::ofstream out(opts.expectedFile);
+    out << "# Tests expected to pass (mlcc-conformance --update writes this)\n";
+    for (const std::string &n : passing)
+      out << n << "\n";
+  }
+  for (const std::string &n : newPasses)
+    std::printf("NEW PASS %s (add it to %s)\n", n.c_str(),
+                opts.expectedFile.c_str());
+  for (const std::string &r : regressions)
+    std::printf("REGRESSION %s\n", r.c_str());
+  int total = passed + failed;
+  std::printf("conformance: %d of %d inference tests pass (%.1f%%), %d "
+              "excluded, %zu regressions, %zu new passes\n",
+              passed, total, total ? 100.0 * passed / total : 0.0, excluded,
+              regressions.size(), newPasses.size());
+  return regressions.empty() ? 0 : 1;
+}

@@ -1,0 +1,18 @@
+# -*- Python -*- lit configuration for mlcc.
+import os
+
+import lit.formats
+
+config.name = "mlcc"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mlcc_binary_dir, "test")
+config.excludes = ["CMakeLists.txt", "unit", "conformance", "models", "Inputs"]
+
+# Tools first: ours, then LLVM's FileCheck / not / count.
+config.environment["PATH"] = os.pathsep.join(
+    [config.mlcc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+)
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))

@@ -1,0 +1,78 @@
+//===- InspectCommand.cpp - mlcc inspect ----------------------------------===//
+
+#include "Commands.h"
+
+#include "mlcc/Reference/Kernel.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+
+namespace mlcc::cli {
+
+static std::string typeString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return os.str();
+}
+
+int runInspect(const InspectOptions &options) {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
+  if (!module)
+    return 1;
+  func::FuncOp func = mainFunction(*module);
+  llvm::outs() << "inputs:\n";
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    llvm::outs() << "  " << inputName(func, i) << ": "
+                 << typeString(func.getArgumentTypes()[i]) << "\n";
+  llvm::outs() << "outputs:\n";
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    llvm::outs() << "  " << outputName(func, i) << ": "
+                 << typeString(func.getResultTypes()[i]) << "\n";
+
+  std::map<std::string, int> histogram;
+  std::map<std::string, int> unsupported;
+  int64_t weightBytes = 0;
+  func.walk([&](Operation *op) {
+    if (op == func.getOperation() || isa<func::ReturnOp>(op))
+      return;
+    std::string name = op->getName().getStringRef().str();
+    ++histogram[name];
+    if (name == "graph.constant") {
+      auto t = cast<ShapedType>(op->getResult(0).getType());
+      weightBytes += t.getNumElements() *
+                     std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+      return;
+    }
+    llvm::StringRef mn(name);
+    static const char *kStructural[] = {"graph.none", "graph.if", "graph.for",
+                                        "graph.while", "graph.yield",
+                                        "graph.condition",
+                                        "graph.control_dependency"};
+    if (llvm::is_contained(kStructural, mn))
+      return;
+    mn.consume_front("graph.");
+    if (!ref::KernelRegistry::get().find(mn.str()))
+      ++unsupported[name];
+  });
+  llvm::outs() << "ops (after the " << options.model.pipeline
+               << " pipeline):\n";
+  for (auto &[name, count] : histogram)
+    llvm::outs() << "  " << name << ": " << count << "\n";
+  llvm::outs() << "constant bytes: " << weightBytes << "\n";
+  if (unsupported.empty()) {
+    llvm::outs() << "unsupported ops: none\n";
+  } else {
+    llvm::outs() << "unsupported ops (no reference kernel):\n";
+    for (auto &[name, count] : unsupported)
+      llvm::outs() << "  " << name << ": " << count << "\n";
+  }
+  return 0;
+}
+
+} // namespace mlcc::cli

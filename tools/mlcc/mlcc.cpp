@@ -1,0 +1,82 @@
+//===- mlcc.cpp - the mlcc command line -----------------------------------===//
+//
+// mlcc compile | run | inspect. Each subcommand fills an options struct and
+// calls into compiler/Driver; nothing here knows about passes or kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <CLI/CLI.hpp>
+
+using namespace mlcc::cli;
+
+static void addModelOptions(CLI::App *cmd, ModelOptions &o) {
+  cmd->add_option("model", o.model, "ONNX model (.onnx) or graph-dialect MLIR (.mlir)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--dim", o.dims,
+                  "Fix a symbolic dimension, e.g. --dim batch=1 (repeatable)");
+  cmd->add_option("--pipeline", o.pipeline,
+                  "Graph pipeline to run: simplify (shape inference, constant "
+                  "folding, DCE) or none")
+      ->check(CLI::IsMember({"simplify", "none"}));
+  cmd->add_option("--disable-pass", o.disabledPasses,
+                  "Leave a pass out of the pipeline, by its flag name "
+                  "(e.g. mlcc-fold-constants)");
+  cmd->add_flag("--mlir-print-ir-after-all", o.printIRAfterAll,
+                "Print the IR after every pass (to stderr)");
+  cmd->add_flag("--mlir-timing", o.timing, "Report the time of each pass");
+}
+
+int main(int argc, char **argv) {
+  CLI::App app{"mlcc: an ahead-of-time compiler for ONNX models.\n"
+               "Reads an ONNX model (or graph-dialect MLIR) and compiles it "
+               "for a target, runs it, or describes it."};
+  app.require_subcommand(1);
+
+  CompileOptions compile;
+  CLI::App *compileCmd =
+      app.add_subcommand("compile", "Compile a model (today: --emit mlir)");
+  addModelOptions(compileCmd, compile.model);
+  compileCmd->add_option("--target", compile.target, "Target: ref")
+      ->check(CLI::IsMember({"ref", "avx512", "cuda", "metal"}));
+  compileCmd->add_option("--emit", compile.emit,
+                         "What to write: mlir (graph dialect after the "
+                         "pipeline) or obj")
+      ->check(CLI::IsMember({"mlir", "obj"}));
+  compileCmd->add_option("-o,--output", compile.output,
+                         "Output file (default: stdout for mlir)");
+
+  RunOptions run;
+  CLI::App *runCmd = app.add_subcommand(
+      "run", "Run a model on test data (model-zoo layout: input_N.pb, "
+             "output_N.pb)");
+  addModelOptions(runCmd, run.model);
+  runCmd->add_option("--target", run.target, "Target: ref")
+      ->check(CLI::IsMember({"ref"}));
+  runCmd->add_option("--data", run.data, "Folder with input_N.pb files")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  runCmd->add_flag("--check", run.check,
+                   "Compare with the folder's output_N.pb; exit 1 on mismatch");
+  runCmd->add_option("--rtol", run.rtol, "Relative tolerance for --check")
+      ->capture_default_str();
+  runCmd->add_option("--atol", run.atol, "Absolute tolerance for --check")
+      ->capture_default_str();
+  runCmd->add_option("--save", run.save, "Write the outputs as output_N.pb here");
+
+  InspectOptions inspect;
+  CLI::App *inspectCmd = app.add_subcommand(
+      "inspect", "Print inputs, outputs, op histogram and unsupported ops");
+  addModelOptions(inspectCmd, inspect.model);
+
+  CLI11_PARSE(app, argc, argv);
+  if (compileCmd->parsed())
+    return runCompile(compile);
+  if (runCmd->parsed())
+    return runRun(run);
+  return runInspect(inspect);
+}
