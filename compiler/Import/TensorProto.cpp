@@ -13,43 +13,10 @@ using ref::DType;
 using ref::Status;
 using ref::Tensor;
 
-ref::DType dtypeFromOnnx(int t) {
-  switch (t) {
-  case onnx::TensorProto::FLOAT: return DType::F32;
-  case onnx::TensorProto::DOUBLE: return DType::F64;
-  case onnx::TensorProto::FLOAT16: return DType::F16;
-  case onnx::TensorProto::BFLOAT16: return DType::BF16;
-  case onnx::TensorProto::INT8: return DType::I8;
-  case onnx::TensorProto::UINT8: return DType::U8;
-  case onnx::TensorProto::INT16: return DType::I16;
-  case onnx::TensorProto::UINT16: return DType::U16;
-  case onnx::TensorProto::INT32: return DType::I32;
-  case onnx::TensorProto::UINT32: return DType::U32;
-  case onnx::TensorProto::INT64: return DType::I64;
-  case onnx::TensorProto::UINT64: return DType::U64;
-  case onnx::TensorProto::BOOL: return DType::Bool;
-  default: return DType::Undefined;
-  }
-}
+ref::DType dtypeFromOnnx(int t) { return ref::dtypeFromOnnxEnum(t); }
 
 int dtypeToOnnx(ref::DType t) {
-  switch (t) {
-  case DType::F32: return onnx::TensorProto::FLOAT;
-  case DType::F64: return onnx::TensorProto::DOUBLE;
-  case DType::F16: return onnx::TensorProto::FLOAT16;
-  case DType::BF16: return onnx::TensorProto::BFLOAT16;
-  case DType::I8: return onnx::TensorProto::INT8;
-  case DType::U8: return onnx::TensorProto::UINT8;
-  case DType::I16: return onnx::TensorProto::INT16;
-  case DType::U16: return onnx::TensorProto::UINT16;
-  case DType::I32: return onnx::TensorProto::INT32;
-  case DType::U32: return onnx::TensorProto::UINT32;
-  case DType::I64: return onnx::TensorProto::INT64;
-  case DType::U64: return onnx::TensorProto::UINT64;
-  case DType::Bool: return onnx::TensorProto::BOOL;
-  case DType::Undefined: break;
-  }
-  return onnx::TensorProto::UNDEFINED;
+  return static_cast<int>(ref::dtypeToOnnxEnum(t));
 }
 
 namespace {

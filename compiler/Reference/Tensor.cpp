@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 #include <limits>
 #include <sstream>
 
@@ -32,6 +33,29 @@ size_t dtypeSize(DType t) {
     return 0;
   }
   return 0;
+}
+
+namespace {
+// TensorProto.DataType numbering, fixed by the ONNX spec.
+constexpr std::pair<int64_t, DType> kOnnxTypes[] = {
+    {1, DType::F32},  {2, DType::U8},   {3, DType::I8},   {4, DType::U16},
+    {5, DType::I16},  {6, DType::I32},  {7, DType::I64},  {9, DType::Bool},
+    {10, DType::F16}, {11, DType::F64}, {12, DType::U32}, {13, DType::U64},
+    {16, DType::BF16}};
+} // namespace
+
+DType dtypeFromOnnxEnum(int64_t onnxType) {
+  for (auto [n, t] : kOnnxTypes)
+    if (n == onnxType)
+      return t;
+  return DType::Undefined;
+}
+
+int64_t dtypeToOnnxEnum(DType dtype) {
+  for (auto [n, t] : kOnnxTypes)
+    if (t == dtype)
+      return n;
+  return 0; // UNDEFINED
 }
 
 const char *dtypeName(DType t) {

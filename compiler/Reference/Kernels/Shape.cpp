@@ -26,39 +26,6 @@ Status inferConcrete(ShapeFn fn, const Attrs &attrs,
   return Status::success();
 }
 
-DType dtypeFromOnnxEnum(int64_t t) {
-  // TensorProto.DataType numbering, fixed by the ONNX spec.
-  switch (t) {
-  case 1:
-    return DType::F32;
-  case 2:
-    return DType::U8;
-  case 3:
-    return DType::I8;
-  case 4:
-    return DType::U16;
-  case 5:
-    return DType::I16;
-  case 6:
-    return DType::I32;
-  case 7:
-    return DType::I64;
-  case 9:
-    return DType::Bool;
-  case 10:
-    return DType::F16;
-  case 11:
-    return DType::F64;
-  case 12:
-    return DType::U32;
-  case 13:
-    return DType::U64;
-  case 16:
-    return DType::BF16;
-  default:
-    return DType::Undefined;
-  }
-}
 
 } // namespace shapek
 

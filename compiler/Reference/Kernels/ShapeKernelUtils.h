@@ -117,7 +117,6 @@ Tensor transposeTensor(const Tensor &in, const std::vector<int64_t> &perm);
 
 /// ONNX TensorProto data type number to DType (Undefined if unsupported),
 /// for attributes such as EyeLike's dtype.
-DType dtypeFromOnnxEnum(int64_t t);
 
 // Registration of the files behind registerShapeKernels.
 void registerLayoutKernels(KernelRegistry &r);

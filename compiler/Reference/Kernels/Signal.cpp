@@ -18,38 +18,6 @@ namespace {
 const double kPi = 3.14159265358979323846;
 
 /// ONNX TensorProto.DataType (the output_datatype attribute) to ours.
-DType dtypeFromOnnxEnum(int64_t t) {
-  switch (t) {
-  case 1:
-    return DType::F32;
-  case 2:
-    return DType::U8;
-  case 3:
-    return DType::I8;
-  case 4:
-    return DType::U16;
-  case 5:
-    return DType::I16;
-  case 6:
-    return DType::I32;
-  case 7:
-    return DType::I64;
-  case 9:
-    return DType::Bool;
-  case 10:
-    return DType::F16;
-  case 11:
-    return DType::F64;
-  case 12:
-    return DType::U32;
-  case 13:
-    return DType::U64;
-  case 16:
-    return DType::BF16;
-  default:
-    return DType::Undefined;
-  }
-}
 
 Status outputDatatype(const char *op, const Attrs &attrs, DType &t) {
   int64_t e = attrs.getInt("output_datatype", 1);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelTestUtils.h"
 #include "mlcc/Reference/Kernel.h"
 
 #include <catch2/catch.hpp>
@@ -12,44 +13,9 @@
 #include <cmath>
 
 using namespace mlcc::ref;
+using namespace mlcc::ref::test;
 
 namespace {
-
-Tensor f32(Shape shape, std::vector<double> v) {
-  return Tensor::fromVector(DType::F32, std::move(shape), v);
-}
-Tensor i64(Shape shape, std::vector<int64_t> v) {
-  return Tensor::fromVector(DType::I64, std::move(shape), v);
-}
-
-/// Runs the kernel `op`; `nOut` outputs.
-Status run(const std::string &op, const Attrs &attrs,
-           const std::vector<Tensor> &in, std::vector<Tensor> &out,
-           size_t nOut = 1) {
-  const KernelDef *k = KernelRegistry::get().find(op);
-  REQUIRE(k);
-  out.assign(nOut, Tensor());
-  return k->run(attrs, in, out);
-}
-
-/// Runs `op` and requires success.
-std::vector<Tensor> ok(const std::string &op, const Attrs &attrs,
-                       const std::vector<Tensor> &in, size_t nOut = 1) {
-  std::vector<Tensor> out;
-  Status s = run(op, attrs, in, out, nOut);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  return out;
-}
-
-void requireValues(const Tensor &t, const std::vector<double> &want,
-                   double tol = 1e-5) {
-  REQUIRE(t.numel() == static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i);
-    CHECK(t.getDouble(static_cast<int64_t>(i)) == Approx(want[i]).margin(tol));
-  }
-}
 
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 

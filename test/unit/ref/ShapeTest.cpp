@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelTestUtils.h"
 #include "mlcc/Reference/Kernel.h"
 
 #include <catch2/catch.hpp>
@@ -13,92 +14,9 @@
 #include <limits>
 
 using namespace mlcc::ref;
+using namespace mlcc::ref::test;
 
 namespace {
-
-Tensor f32(Shape shape, std::vector<double> v) {
-  return Tensor::fromVector(DType::F32, std::move(shape), v);
-}
-Tensor i64(Shape shape, std::vector<int64_t> v) {
-  Tensor t(DType::I64, std::move(shape));
-  for (size_t i = 0; i < v.size(); ++i)
-    t.setInt(static_cast<int64_t>(i), v[i]);
-  return t;
-}
-/// Tensor whose element i holds i.
-Tensor iota(DType t, Shape shape) {
-  Tensor x(t, std::move(shape));
-  for (int64_t i = 0; i < x.numel(); ++i)
-    x.setDouble(i, static_cast<double>(i));
-  return x;
-}
-
-const KernelDef &kernel(const std::string &op) {
-  const KernelDef *k = KernelRegistry::get().find(op);
-  INFO(op);
-  REQUIRE(k);
-  return *k;
-}
-
-Status run(const std::string &op, const Attrs &attrs,
-           const std::vector<Tensor> &in, std::vector<Tensor> &out,
-           size_t nOut = 1) {
-  out.assign(nOut, Tensor());
-  return kernel(op).run(attrs, in, out);
-}
-
-std::vector<Tensor> ok(const std::string &op, const Attrs &attrs,
-                       const std::vector<Tensor> &in, size_t nOut = 1) {
-  std::vector<Tensor> out;
-  Status s = run(op, attrs, in, out, nOut);
-  INFO(op << ": " << s.message());
-  REQUIRE(s.ok());
-  return out;
-}
-
-/// Runs `op` expecting failure; returns the message.
-std::string fails(const std::string &op, const Attrs &attrs,
-                  const std::vector<Tensor> &in, size_t nOut = 1) {
-  std::vector<Tensor> out;
-  Status s = run(op, attrs, in, out, nOut);
-  REQUIRE(s.failed());
-  return s.message();
-}
-
-void requireValues(const Tensor &t, const std::vector<double> &want) {
-  REQUIRE(t.numel() == static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i);
-    CHECK(t.getDouble(static_cast<int64_t>(i)) == Approx(want[i]));
-  }
-}
-
-void requireInts(const Tensor &t, const std::vector<int64_t> &want) {
-  REQUIRE(t.numel() == static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i);
-    CHECK(t.getInt(static_cast<int64_t>(i)) == want[i]);
-  }
-}
-
-/// A ValueInfo for shape inference: dims may be kDynamic, value optional.
-ValueInfo info(DType t, Shape shape, const Tensor *value = nullptr) {
-  ValueInfo v;
-  v.dtype = t;
-  v.shape = std::move(shape);
-  v.value = value;
-  return v;
-}
-
-std::vector<ValueInfo> infer(const std::string &op, const Attrs &attrs,
-                             const std::vector<ValueInfo> &in,
-                             size_t nOut = 1) {
-  std::vector<ValueInfo> out(nOut);
-  Status s = kernel(op).inferShapes(attrs, in, out);
-  INFO(op << ": " << s.message());
-  REQUIRE(s.ok());
-  return out;
-}
 
 constexpr int64_t D = kDynamic;
 
@@ -109,7 +27,7 @@ constexpr int64_t D = kDynamic;
 //===----------------------------------------------------------------------===//
 
 TEST_CASE("shape: reshape copies 0 dims, infers -1 and shares storage") {
-  Tensor x = iota(DType::F32, {2, 3, 4});
+  Tensor x = iota({2, 3, 4});
   Tensor y = ok("reshape", {}, {x, i64({3}, {0, -1, 2})})[0];
   CHECK(y.shape() == Shape{2, 6, 2});
   CHECK(y.raw() == x.raw()); // a view, no copy
@@ -150,7 +68,7 @@ TEST_CASE("shape: reshape shape helper with unknown values and dims") {
 TEST_CASE("shape: BERT-like shape chain folds through the kernels") {
   // x: [batch=2, seq=5, hidden=8] -> Shape -> Gather(0) -> Unsqueeze(0)
   // -> Concat with [-1, 2, 4] -> Reshape to [2, 5, 2, 4].
-  Tensor x = iota(DType::F32, {2, 5, 8});
+  Tensor x = iota({2, 5, 8});
   Tensor shape = ok("shape", {}, {x})[0];
   requireInts(shape, {2, 5, 8});
   Tensor batch = ok("gather", {}, {shape, i64({}, {0})})[0];
@@ -174,7 +92,7 @@ TEST_CASE("shape: BERT-like shape chain folds through the kernels") {
 }
 
 TEST_CASE("shape: flatten, squeeze and unsqueeze with negative axes") {
-  Tensor x = iota(DType::I32, {2, 1, 3, 1});
+  Tensor x = iota({2, 1, 3, 1}, 0, DType::I32);
   CHECK(ok("flatten", {{"axis", int64_t(-1)}}, {x})[0].shape() == Shape{6, 1});
   CHECK(ok("flatten", {{"axis", int64_t(0)}}, {x})[0].shape() == Shape{1, 6});
   Tensor sq = ok("squeeze", {}, {x, i64({1}, {-1})})[0];
@@ -240,7 +158,7 @@ TEST_CASE("shape: size, constant_of_shape, range and eye_like") {
 
 TEST_CASE("shape: transpose matches the index formula for several dtypes") {
   for (DType t : {DType::F32, DType::I64, DType::F16, DType::U8}) {
-    Tensor x = iota(t, {2, 3, 4});
+    Tensor x = iota({2, 3, 4}, 0, t);
     Tensor y =
         ok("transpose", {{"perm", std::vector<int64_t>{1, 2, 0}}}, {x})[0];
     REQUIRE(y.shape() == Shape{3, 4, 2});
@@ -253,13 +171,12 @@ TEST_CASE("shape: transpose matches the index formula for several dtypes") {
     requireValues(y, want);
   }
   // Default perm reverses; rank 0 and size 0 work.
-  CHECK(ok("transpose", {}, {iota(DType::F32, {2, 3})})[0].shape() ==
-        Shape{3, 2});
+  CHECK(ok("transpose", {}, {iota({2, 3})})[0].shape() == Shape{3, 2});
   requireValues(ok("transpose", {}, {f32({}, {5})})[0], {5});
   CHECK(ok("transpose", {}, {Tensor(DType::F32, {0, 3})})[0].shape() ==
         Shape{3, 0});
   CHECK(!fails("transpose", {{"perm", std::vector<int64_t>{0, 0}}},
-               {iota(DType::F32, {2, 3})})
+               {iota({2, 3})})
              .empty());
 }
 
@@ -291,7 +208,7 @@ TEST_CASE("shape: expand and tile") {
 TEST_CASE("shape: depth_to_space and space_to_depth") {
   // DCR: y[n, c, h*b + i, w*b + j] = x[n, (i*b + j)*C' + c, h, w].
   int b = 2, C = 8, H = 2, W = 3, Cp = C / (b * b);
-  Tensor x = iota(DType::F32, {1, C, H, W});
+  Tensor x = iota({1, C, H, W});
   Tensor y = ok("depth_to_space", {{"blocksize", int64_t(b)}}, {x})[0];
   REQUIRE(y.shape() == Shape{1, Cp, H * b, W * b});
   Tensor crd =
@@ -333,7 +250,7 @@ TEST_CASE("shape: concat along a negative axis with an empty input") {
 }
 
 TEST_CASE("shape: split by sizes and into equal parts") {
-  Tensor x = iota(DType::F32, {2, 5});
+  Tensor x = iota({2, 5});
   auto parts = ok("split", {{"axis", int64_t(1)}}, {x, i64({2}, {2, 3})}, 2);
   requireValues(parts[0], {0, 1, 5, 6});
   requireValues(parts[1], {2, 3, 4, 7, 8, 9});
@@ -348,7 +265,7 @@ TEST_CASE("shape: split by sizes and into equal parts") {
 TEST_CASE("shape: slice clamps, steps backwards and takes INT64_MAX ends") {
   const int64_t kMax = std::numeric_limits<int64_t>::max();
   const int64_t kMin = std::numeric_limits<int64_t>::min();
-  Tensor x = iota(DType::F32, {3, 4});
+  Tensor x = iota({3, 4});
   // Rows 1.., every column backwards from the last.
   Tensor y = ok("slice", {},
                 {x, i64({2}, {1, -1}), i64({2}, {kMax, kMin}), i64({2}, {0, 1}),
@@ -393,13 +310,13 @@ TEST_CASE("shape: pad constant, reflect, edge and the axes input") {
 }
 
 TEST_CASE("shape: trilu and reverse_sequence") {
-  Tensor x = iota(DType::I64, {3, 3});
+  Tensor x = iota({3, 3}, 0, DType::I64);
   requireInts(ok("trilu", {}, {x, Tensor()})[0], {0, 1, 2, 0, 4, 5, 0, 0, 8});
   requireInts(ok("trilu", {{"upper", int64_t(0)}}, {x, i64({}, {-1})})[0],
               {0, 0, 0, 3, 0, 0, 6, 7, 0});
 
   // time_axis 0, batch_axis 1: column b reverses its first lens[b] rows.
-  Tensor s = iota(DType::F32, {3, 2});
+  Tensor s = iota({3, 2});
   Tensor y = ok("reverse_sequence", {}, {s, i64({2}, {3, 2})})[0];
   requireValues(y, {4, 3, 2, 1, 0, 5});
   CHECK(!fails("reverse_sequence", {}, {s, i64({2}, {4, 1})}).empty());
@@ -410,7 +327,7 @@ TEST_CASE("shape: trilu and reverse_sequence") {
 //===----------------------------------------------------------------------===//
 
 TEST_CASE("indexing: gather with negative indices and a bad index") {
-  Tensor x = iota(DType::F32, {3, 2});
+  Tensor x = iota({3, 2});
   Tensor y = ok("gather", {}, {x, i64({2}, {-1, 0})})[0];
   requireValues(y, {4, 5, 0, 1});
   Tensor z = ok("gather", {{"axis", int64_t(1)}}, {x, i64({2, 1}, {1, -2})})[0];
@@ -470,7 +387,7 @@ TEST_CASE("indexing: one_hot, compress and nonzero") {
                   {i64({2}, {1, 0}), i64({}, {2}), i64({2}, {0, 1})})[0];
   requireInts(oh0, {0, 1, 1, 0});
 
-  Tensor x = iota(DType::F32, {2, 3});
+  Tensor x = iota({2, 3});
   Tensor cond = Tensor::fromVector(DType::Bool, {2}, std::vector<int>{0, 1});
   Tensor c = ok("compress", {{"axis", int64_t(1)}}, {x, cond})[0];
   REQUIRE(c.shape() == Shape{2, 1});

@@ -1,39 +1,23 @@
 //===- StencilTest.cpp - graph.stencil reference kernel -------------------===//
 
+#include "KernelTestUtils.h"
 #include "mlcc/Reference/Kernel.h"
 
 #include <catch2/catch.hpp>
 
 using namespace mlcc::ref;
-
-namespace {
-
-Tensor runStencil(const Tensor &x, const Tensor &w, const Attrs &attrs) {
-  const KernelDef *k = KernelRegistry::get().find("stencil");
-  REQUIRE(k);
-  std::vector<Tensor> out(1);
-  Status s = k->run(attrs, {x, w}, out);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  return out[0];
-}
-
-Tensor vec(std::vector<float> v) {
-  return Tensor::fromVector(DType::F32, {static_cast<int64_t>(v.size())}, v);
-}
-
-} // namespace
+using namespace mlcc::ref::test;
 
 TEST_CASE("stencil: 1-D sum under each padding mode", "[stencil]") {
   // x = [1 2 3 4], window [1 1 1] centred: out[i] = x[i-1] + x[i] + x[i+1].
-  Tensor x = vec({1, 2, 3, 4}), w = vec({1, 1, 1});
+  Tensor x = f32({4}, {1, 2, 3, 4}), w = f32({3}, {1, 1, 1});
   struct Case {
     const char *padding;
     float first, last; // x[-1] and x[4] resolved by the mode
   };
   auto c = GENERATE(Case{"zero", 0, 0}, Case{"clamp", 1, 4},
                     Case{"reflect", 2, 3}, Case{"mirror", 1, 4});
-  Tensor y = runStencil(x, w, {{"padding", std::string(c.padding)}});
+  Tensor y = ok("stencil", {{"padding", std::string(c.padding)}}, {x, w})[0];
   REQUIRE(y.shape() == Shape{4});
   CHECK(y.getDouble(0) == c.first + 1 + 2);
   CHECK(y.getDouble(1) == 1 + 2 + 3);
@@ -48,29 +32,33 @@ TEST_CASE("stencil: 2-D 5-point Laplacian of a quadratic", "[stencil]") {
       x.setDouble(i * 6 + j, i * i + j * j);
   Tensor w = Tensor::fromVector<float>(DType::F32, {3, 3},
                                        {0, 1, 0, 1, -4, 1, 0, 1, 0});
-  Tensor y = runStencil(x, w, {{"padding", std::string("clamp")}});
+  Tensor y = ok("stencil", {{"padding", std::string("clamp")}}, {x, w})[0];
   for (int i = 1; i < 5; ++i)
     for (int j = 1; j < 5; ++j)
       CHECK(y.getDouble(i * 6 + j) == Approx(4.0));
 }
 
 TEST_CASE("stencil: weighted min, max and arg modes", "[stencil]") {
-  Tensor x = vec({5, 1, 7}), w = vec({1, 2, 1});
+  Tensor x = f32({3}, {5, 1, 7}), w = f32({3}, {1, 2, 1});
   // Centre element 1 of output 1 sees [5, 1*2, 7] -> min 2 at 1, max 7 at 2.
-  CHECK(runStencil(x, w, {{"reduction", std::string("min")}}).getDouble(1) == 2);
-  CHECK(runStencil(x, w, {{"reduction", std::string("max")}}).getDouble(1) == 7);
-  Tensor am = runStencil(x, w, {{"reduction", std::string("argmin")}});
+  auto reduce = [&](const char *mode) {
+    return ok("stencil", {{"reduction", std::string(mode)}}, {x, w})[0];
+  };
+  CHECK(reduce("min").getDouble(1) == 2);
+  CHECK(reduce("max").getDouble(1) == 7);
+  Tensor am = reduce("argmin");
   CHECK(am.dtype() == DType::I64);
   CHECK(am.getInt(1) == 1);
-  CHECK(runStencil(x, w, {{"reduction", std::string("argmax")}}).getInt(1) == 2);
+  CHECK(reduce("argmax").getInt(1) == 2);
 }
 
 TEST_CASE("stencil: strides shrink the output, offsets move the window",
           "[stencil]") {
-  Tensor x = vec({1, 2, 3, 4, 5}), w = vec({1, 1});
-  Tensor y = runStencil(x, w,
-                        {{"strides", std::vector<int64_t>{2}},
-                         {"offsets", std::vector<int64_t>{0}}});
+  Tensor x = f32({5}, {1, 2, 3, 4, 5}), w = f32({2}, {1, 1});
+  Tensor y = ok("stencil",
+                {{"strides", std::vector<int64_t>{2}},
+                 {"offsets", std::vector<int64_t>{0}}},
+                {x, w})[0];
   REQUIRE(y.shape() == Shape{3}); // ceil(5 / 2)
   CHECK(y.getDouble(0) == 1 + 2);
   CHECK(y.getDouble(1) == 3 + 4);
@@ -80,7 +68,7 @@ TEST_CASE("stencil: strides shrink the output, offsets move the window",
 TEST_CASE("stencil: bad attributes are errors", "[stencil]") {
   const KernelDef *k = KernelRegistry::get().find("stencil");
   std::vector<Tensor> out(1);
-  Tensor x = vec({1, 2, 3}), w = vec({1, 1, 1});
+  Tensor x = f32({3}, {1, 2, 3}), w = f32({3}, {1, 1, 1});
   CHECK(k->run({{"reduction", std::string("median")}}, {x, w}, out).failed());
   CHECK(k->run({{"strides", std::vector<int64_t>{1, 1}}}, {x, w}, out).failed());
   Tensor w2 = Tensor::fromVector<float>(DType::F32, {1, 3}, {1, 1, 1});

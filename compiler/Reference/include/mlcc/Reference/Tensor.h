@@ -39,6 +39,10 @@ enum class DType : uint8_t {
 };
 
 size_t dtypeSize(DType t);
+/// The element type numbered as in ONNX's TensorProto.DataType (attributes
+/// such as Cast's `to` use it); Undefined for string, complex and float8.
+DType dtypeFromOnnxEnum(int64_t onnxType);
+int64_t dtypeToOnnxEnum(DType t);
 const char *dtypeName(DType t);
 bool isFloatType(DType t);   // F32, F64, F16, BF16
 bool isSignedInt(DType t);   // I8..I64
