@@ -71,7 +71,15 @@ RENAMES = {
     "EyeLike": "eye_like",
     "OneHot": "one_hot",
     "CastLike": "cast_like",
+    # The quantisation ops later passes rewrite and fuse.
+    "QuantizeLinear": "quantize",
+    "DequantizeLinear": "dequantize",
 }
+
+# Ops with a hand-written verifier (dialects/Graph/IR/GraphOpVerifiers.cpp)
+# for what their operand types cannot express.
+VERIFIED = {"Conv", "MatMul", "Gemm", "Transpose", "Concat", "Reshape",
+            "Gather", "BatchNormalization", "Softmax", "LayerNormalization"}
 
 ATTR_TYPES = {
     defs.OpSchema.AttrType.INT: "I64Attr",
@@ -192,6 +200,8 @@ def main(outDir):
         td.append("  }];")
         td.append(f"  let arguments = (ins\n    {args}\n  );" if args else "  let arguments = (ins);")
         td.append(f"  let results = (outs\n    {', '.join(outs)}\n  );")
+        if s.name in VERIFIED:
+            td.append("  let hasVerifier = 1;")
         td.append("}")
         td.append("")
         table.append(

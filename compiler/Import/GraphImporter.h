@@ -54,7 +54,8 @@ public:
   /// names resolved in `scope`. Initializers become constants there.
   bool importNodes(const onnx::GraphProto &graph, NameScope &scope);
   /// The type of a value declared in a ValueInfoProto (symbolic dims fixed
-  /// by --dim, others dynamic); null with an error when unsupported.
+  /// by --dim, others dynamic); null when unsupported, with an error naming
+  /// `what` unless it is empty.
   mlir::Type typeOf(const onnx::TypeProto &type, const std::string &what);
 
   /// Records an error about `node`.

@@ -65,14 +65,16 @@ Value GraphImporter::constI64(llvm::ArrayRef<int64_t> values, bool scalar) {
 Type GraphImporter::typeOf(const onnx::TypeProto &type,
                            const std::string &what) {
   if (!type.has_tensor_type()) {
-    errors_.push_back(what + ": only tensor types are supported (sequence, "
+    if (!what.empty())
+      errors_.push_back(what + ": only tensor types are supported (sequence, "
                              "map and optional types are not)");
     return nullptr;
   }
   const auto &tt = type.tensor_type();
   ref::DType dtype = onnxio::dtypeFromOnnx(tt.elem_type());
   if (dtype == ref::DType::Undefined) {
-    errors_.push_back(what + ": unsupported element type " +
+    if (!what.empty())
+      errors_.push_back(what + ": unsupported element type " +
                       onnx::TensorProto::DataType_Name(
                           static_cast<onnx::TensorProto::DataType>(
                               tt.elem_type())));
@@ -181,11 +183,8 @@ Operation *GraphImporter::createOp(const onnx::NodeProto &node,
     Type hint;
     auto it = typeHints_.find(node.output(i));
     if (it != typeHints_.end()) {
-      // A hint the importer cannot use is not an error: drop its message.
-      std::vector<std::string> saved;
-      saved.swap(errors_);
-      hint = typeOf(*it->second, "value '" + node.output(i) + "'");
-      saved.swap(errors_);
+      // A hint the importer cannot use is not an error.
+      hint = typeOf(*it->second, /*what=*/"");
     }
     if (out[i].present()) {
       auto inferred = tensorTypeFor(ctx_, out[i].dtype, out[i].shape);

@@ -23,7 +23,7 @@ struct QuantLayout {
   int64_t axisLen = 1, inner = 1;
 };
 
-/// Checks x, scale and the optional zero point of (de)quantize_linear and
+/// Checks x, scale and the optional zero point of (de)quantize and
 /// works out the layout.
 Status checkQuantOperands(const char *op, const Attrs &attrs,
                           const std::vector<ValueInfo> &in,
@@ -69,20 +69,20 @@ bool quantizedType(DType t) {
 }
 
 //===----------------------------------------------------------------------===//
-// graph.quantize_linear
+// graph.quantize
 //===----------------------------------------------------------------------===//
 
 Status inferQuantize(const Attrs &attrs, const std::vector<ValueInfo> &in,
                      std::vector<ValueInfo> &out) {
   QuantLayout l;
-  MLCC_RETURN_IF_ERROR(checkQuantOperands("quantize_linear", attrs, in, l));
+  MLCC_RETURN_IF_ERROR(checkQuantOperands("quantize", attrs, in, l));
   MLCC_CHECK(isFloatType(in[0].dtype) || in[0].dtype == DType::I32,
-             "quantize_linear: x has dtype ", dtypeName(in[0].dtype),
+             "quantize: x has dtype ", dtypeName(in[0].dtype),
              ", expected a float type or i32");
   DType t = in.size() > 2 && in[2].present() ? in[2].dtype : DType::U8;
   MLCC_CHECK(t == DType::U8 || t == DType::I8 || t == DType::U16 ||
                  t == DType::I16,
-             "quantize_linear: zero point has dtype ", dtypeName(t),
+             "quantize: zero point has dtype ", dtypeName(t),
              ", expected u8 or i8");
   out[0] = ValueInfo{t, in[0].shape, nullptr};
   return Status::success();
@@ -95,7 +95,7 @@ Status runQuantize(const Attrs &attrs, const std::vector<Tensor> &in,
   for (const Tensor &t : in)
     info.push_back(ValueInfo{t.dtype(), t.shape(), &t});
   QuantLayout l;
-  MLCC_RETURN_IF_ERROR(checkQuantOperands("quantize_linear", attrs, info, l));
+  MLCC_RETURN_IF_ERROR(checkQuantOperands("quantize", attrs, info, l));
   const Tensor &x = in[0], &scale = in[1];
   const bool hasZp = in.size() > 2 && in[2].present();
   Tensor &y = out[0];
@@ -122,18 +122,18 @@ Status runQuantize(const Attrs &attrs, const std::vector<Tensor> &in,
 }
 
 //===----------------------------------------------------------------------===//
-// graph.dequantize_linear
+// graph.dequantize
 //===----------------------------------------------------------------------===//
 
 Status inferDequantize(const Attrs &attrs, const std::vector<ValueInfo> &in,
                        std::vector<ValueInfo> &out) {
   QuantLayout l;
-  MLCC_RETURN_IF_ERROR(checkQuantOperands("dequantize_linear", attrs, in, l));
-  MLCC_CHECK(quantizedType(in[0].dtype), "dequantize_linear: x has dtype ",
+  MLCC_RETURN_IF_ERROR(checkQuantOperands("dequantize", attrs, in, l));
+  MLCC_CHECK(quantizedType(in[0].dtype), "dequantize: x has dtype ",
              dtypeName(in[0].dtype), ", expected i8, u8 or i32");
   if (in.size() > 2 && in[2].present())
     MLCC_CHECK(in[2].dtype == in[0].dtype,
-               "dequantize_linear: zero point has dtype ",
+               "dequantize: zero point has dtype ",
                dtypeName(in[2].dtype), " but x has ", dtypeName(in[0].dtype));
   // Opset 13 always gives f32 (its only scale type); later opsets give the
   // scale's type.
@@ -148,7 +148,7 @@ Status runDequantize(const Attrs &attrs, const std::vector<Tensor> &in,
   for (const Tensor &t : in)
     info.push_back(ValueInfo{t.dtype(), t.shape(), &t});
   QuantLayout l;
-  MLCC_RETURN_IF_ERROR(checkQuantOperands("dequantize_linear", attrs, info, l));
+  MLCC_RETURN_IF_ERROR(checkQuantOperands("dequantize", attrs, info, l));
   const Tensor &x = in[0], &scale = in[1];
   const bool hasZp = in.size() > 2 && in[2].present();
   // (x - zp) is an exact integer and the product of two floats is exact in
@@ -209,8 +209,8 @@ Status runDynamicQuantize(const Attrs &attrs, const std::vector<Tensor> &in,
 } // namespace
 
 void registerQuantizeKernels(KernelRegistry &r) {
-  r.add("quantize_linear", {inferQuantize, runQuantize});
-  r.add("dequantize_linear", {inferDequantize, runDequantize});
+  r.add("quantize", {inferQuantize, runQuantize});
+  r.add("dequantize", {inferDequantize, runDequantize});
   r.add("dynamic_quantize_linear", {inferDynamicQuantize, runDynamicQuantize});
 }
 

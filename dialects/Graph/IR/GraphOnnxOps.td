@@ -455,6 +455,7 @@ This operator has **optional** inputs/outputs. See [the doc](IR.md) for more det
   let results = (outs
     AnyTensor:$Y, AnyTensorOrNone:$running_mean, AnyTensorOrNone:$running_var
   );
+  let hasVerifier = 1;
 }
 
 // graph.bit_shift  (ONNX BitShift-11)
@@ -743,6 +744,7 @@ Concatenate a list of tensors into a single tensor. All input tensors must have 
   let results = (outs
     AnyTensor:$concat_result
   );
+  let hasVerifier = 1;
 }
 
 // graph.constant_of_shape  (ONNX ConstantOfShape-9)
@@ -805,6 +807,7 @@ computes the output.
   let results = (outs
     AnyTensor:$Y
   );
+  let hasVerifier = 1;
 }
 
 // graph.conv_integer  (ONNX ConvInteger-10)
@@ -1070,8 +1073,8 @@ y = np.reshape(tmp, [b, c // (blocksize ** 2), h * blocksize, w * blocksize])
   );
 }
 
-// graph.dequantize_linear  (ONNX DequantizeLinear-13)
-def Graph_DequantizeLinearOp : Graph_OnnxOp<"dequantize_linear", "DequantizeLinear"> {
+// graph.dequantize  (ONNX DequantizeLinear-13)
+def Graph_DequantizeLinearOp : Graph_OnnxOp<"dequantize", "DequantizeLinear"> {
   let summary = "The linear dequantization operator.";
   let description = [{
     The ONNX `DequantizeLinear` operator (opset 13). Absent optional
@@ -1080,7 +1083,7 @@ def Graph_DequantizeLinearOp : Graph_OnnxOp<"dequantize_linear", "DequantizeLine
 
     Example:
     ```mlir
-    %r = graph.dequantize_linear %x, %x_scale, %x_zero_point : (...) -> ...
+    %r = graph.dequantize %x, %x_scale, %x_zero_point : (...) -> ...
     ```
 
     ONNX documentation:
@@ -1727,6 +1730,7 @@ output[j_{0}, i_{0}, ..., i_{q-1}, j_{1}, ..., j_{r-2} ] = input[j_{0}, k, j_{1}
   let results = (outs
     AnyTensor:$output
   );
+  let hasVerifier = 1;
 }
 
 // graph.gather_elements  (ONNX GatherElements-13)
@@ -1965,6 +1969,7 @@ This operator has **optional** inputs/outputs. See [the doc](IR.md) for more det
   let results = (outs
     AnyTensor:$Y
   );
+  let hasVerifier = 1;
 }
 
 // graph.global_average_pool  (ONNX GlobalAveragePool-1)
@@ -2633,6 +2638,7 @@ def Graph_LayerNormalizationOp : Graph_OnnxOp<"layer_norm", "LayerNormalization"
   let results = (outs
     AnyTensor:$Y, AnyTensorOrNone:$Mean, AnyTensorOrNone:$InvStdDev
   );
+  let hasVerifier = 1;
 }
 
 // graph.leaky_relu  (ONNX LeakyRelu-16)
@@ -2874,6 +2880,7 @@ Matrix product that behaves like numpy.matmul: https://docs.scipy.org/doc/numpy-
   let results = (outs
     AnyTensor:$Y
   );
+  let hasVerifier = 1;
 }
 
 // graph.matmul_integer  (ONNX MatMulInteger-10)
@@ -3717,8 +3724,8 @@ Production must never overflow, and accumulation may overflow if and only if in 
   );
 }
 
-// graph.quantize_linear  (ONNX QuantizeLinear-13)
-def Graph_QuantizeLinearOp : Graph_OnnxOp<"quantize_linear", "QuantizeLinear"> {
+// graph.quantize  (ONNX QuantizeLinear-13)
+def Graph_QuantizeLinearOp : Graph_OnnxOp<"quantize", "QuantizeLinear"> {
   let summary = "The linear quantization operator.";
   let description = [{
     The ONNX `QuantizeLinear` operator (opset 13). Absent optional
@@ -3727,7 +3734,7 @@ def Graph_QuantizeLinearOp : Graph_OnnxOp<"quantize_linear", "QuantizeLinear"> {
 
     Example:
     ```mlir
-    %r = graph.quantize_linear %x, %y_scale, %y_zero_point : (...) -> ...
+    %r = graph.quantize %x, %y_scale, %y_zero_point : (...) -> ...
     ```
 
     ONNX documentation:
@@ -4320,6 +4327,7 @@ The input tensor's shape and the output tensor's shape are required to have the 
   let results = (outs
     AnyTensor:$reshaped
   );
+  let hasVerifier = 1;
 }
 
 // graph.resize  (ONNX Resize-13)
@@ -5173,6 +5181,7 @@ and contains the Softmax values of the corresponding input.
   let results = (outs
     AnyTensor:$output
   );
+  let hasVerifier = 1;
 }
 
 // graph.softplus  (ONNX Softplus-1)
@@ -5582,6 +5591,7 @@ will be (2, 1, 3).
   let results = (outs
     AnyTensor:$transposed
   );
+  let hasVerifier = 1;
 }
 
 // graph.trilu  (ONNX Trilu-14)

@@ -267,7 +267,7 @@ TEST_CASE("upsample: nearest floors, linear is asymmetric", "[ref][misc]") {
 TEST_CASE("quantize_linear: rounds half to even and saturates", "[ref][misc]") {
   Tensor x = f32({6}, {1.0, 3.0, 5.0, -2.0, 600.0, -600.0});
   Tensor zp = Tensor::fromVector(DType::U8, {}, std::vector<int>{10});
-  std::vector<Tensor> out = ok("quantize_linear", {}, {x, f32({}, {2}), zp});
+  std::vector<Tensor> out = ok("quantize", {}, {x, f32({}, {2}), zp});
   REQUIRE(out[0].dtype() == DType::U8);
   // 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -1 -> -1; plus 10, clamped to [0, 255].
   requireValues(out[0], {10, 12, 12, 9, 255, 0});
@@ -278,7 +278,7 @@ TEST_CASE("quantize_linear: per axis with a negative axis", "[ref][misc]") {
   Tensor scale = f32({2}, {1, 4});
   Tensor zp = Tensor::fromVector(DType::I8, {2}, std::vector<int>{0, -128});
   std::vector<Tensor> out =
-      ok("quantize_linear", {{"axis", int64_t(-1)}}, {x, scale, zp});
+      ok("quantize", {{"axis", int64_t(-1)}}, {x, scale, zp});
   REQUIRE(out[0].dtype() == DType::I8);
   requireValues(out[0], {4, -127, -4, -128});
 }
@@ -287,10 +287,10 @@ TEST_CASE("dequantize_linear: per tensor and per axis", "[ref][misc]") {
   Tensor x =
       Tensor::fromVector(DType::U8, {2, 2}, std::vector<int>{0, 10, 20, 255});
   Tensor zp = Tensor::fromVector(DType::U8, {}, std::vector<int>{10});
-  requireValues(ok("dequantize_linear", {}, {x, f32({}, {0.5}), zp})[0],
+  requireValues(ok("dequantize", {}, {x, f32({}, {0.5}), zp})[0],
                 {-5, 0, 5, 122.5});
   Tensor zpAxis = Tensor::fromVector(DType::U8, {2}, std::vector<int>{0, 20});
-  requireValues(ok("dequantize_linear", {{"axis", int64_t(0)}},
+  requireValues(ok("dequantize", {{"axis", int64_t(0)}},
                    {x, f32({2}, {1, 2}), zpAxis})[0],
                 {0, 10, 0, 470});
 }
@@ -299,9 +299,9 @@ TEST_CASE("dequantize_linear: scale length must match the axis",
           "[ref][misc]") {
   Tensor x = Tensor::fromVector(DType::U8, {2, 3}, std::vector<int>(6, 1));
   std::vector<Tensor> out;
-  Status s = run("dequantize_linear", {}, {x, f32({2}, {1, 2})}, out);
+  Status s = run("dequantize", {}, {x, f32({2}, {1, 2})}, out);
   REQUIRE(s.failed());
-  CHECK(s.message().find("dequantize_linear") != std::string::npos);
+  CHECK(s.message().find("dequantize") != std::string::npos);
 }
 
 TEST_CASE("dynamic_quantize_linear: range includes zero", "[ref][misc]") {

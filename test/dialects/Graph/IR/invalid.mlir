@@ -71,3 +71,103 @@ func.func @constant_type() -> tensor<2xf32> {
   %c = "graph.constant"() {value = dense<[1, 2]> : tensor<2xi32>} : () -> tensor<2xf32>
   return %c : tensor<2xf32>
 }
+
+// -----
+
+// Convolution channels must agree with the weight and group.
+func.func @conv_channels(%x: tensor<1x6x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %none = graph.none
+  // expected-error @+1 {{input has 6 channels, but weight expects 4 x group 2 = 8}}
+  %y = graph.conv %x, %w, %none {group = 2 : i64} : (tensor<1x6x8x8xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %none = graph.none
+  // expected-error @+1 {{weight has rank 3, expected the input's rank 4}}
+  %y = graph.conv %x, %w, %none : (tensor<1x3x8x8xf32>, tensor<4x3x3xf32>, none) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @matmul_inner(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{inner dimensions differ: 3 vs 4}}
+  %y = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+// -----
+
+// Dynamic dims are not an error.
+func.func @matmul_dynamic(%a: tensor<2x?xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  %y = graph.matmul %a, %b : (tensor<2x?xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @gemm_trans(%a: tensor<3x2xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %none = graph.none
+  // expected-error @+1 {{inner dimensions differ: 2 vs 3}}
+  %y = graph.gemm %a, %b, %none : (tensor<3x2xf32>, tensor<3x4xf32>, none) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @transpose_perm(%x: tensor<2x3x4xf32>) -> tensor<4x3x2xf32> {
+  // expected-error @+1 {{perm is not a permutation of 0..2}}
+  %y = graph.transpose %x {perm = [2, 2, 0]} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+  return %y : tensor<4x3x2xf32>
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %y = graph.concat %a, %b {axis = 2 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<6xf32>) -> tensor<12xf32> {
+  // expected-error @+1 {{inputs have ranks 2 and 1}}
+  %y = graph.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<6xf32>) -> tensor<12xf32>
+  return %y : tensor<12xf32>
+}
+
+// -----
+
+func.func @reshape_shape(%x: tensor<6xf32>, %s: tensor<2xi32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{shape operand must be a 1-D i64 tensor}}
+  %y = graph.reshape %x, %s : (tensor<6xf32>, tensor<2xi32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @gather_indices(%x: tensor<6xf32>, %i: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{indices must be integers, got 'f32'}}
+  %y = graph.gather %x, %i : (tensor<6xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>, %v: tensor<3xf32>) -> tensor<1x3x4x4xf32> {
+  // expected-error @+1 {{scale has 4 elements, expected 3}}
+  %y, %m, %var = graph.batch_norm %x, %s, %v, %v, %v : (tensor<1x3x4x4xf32>, tensor<4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<1x3x4x4xf32>, none, none)
+  return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{axis -3 is out of range for rank 2}}
+  %y = graph.softmax %x {axis = -3 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

@@ -1,0 +1,379 @@
+//===- EltwiseInjector.cpp - Elementwise ops on zmm registers -------------===//
+//
+// The transcendental functions share one scheme: reduce the argument, run a
+// polynomial by Horner's rule with fma, rebuild. The coefficients are
+// near-minimax fits (Lawson's iteration on Chebyshev nodes, in double,
+// then rounded to f32) made by EltwiseCoefficients.py next to this file,
+// which prints the fit error of each. Errors measured over the kernels
+// themselves, against the same function in double, are in
+// test/unit/lowering/EltwiseKernelTest.cpp, which holds the code to the
+// bounds quoted here.
+//
+// Nan handling follows the reference kernels: a nan input gives a nan, and
+// max/min-based clamps keep it (x86 max/min return their second source when
+// either is nan, so the value being clamped goes second).
+//
+//===----------------------------------------------------------------------===//
+
+#include "EltwiseInjector.h"
+
+#include <cmath>
+
+namespace mlcc::avx512 {
+
+using Xbyak::Zmm;
+
+namespace {
+
+constexpr uint32_t kSignBit = 0x80000000u;
+constexpr uint32_t kAbsMask = 0x7fffffffu;
+
+// vcmpps predicates. Ordered compares are false on nan, so a nan takes the
+// "not selected" path of every blend below.
+constexpr uint8_t kCmpUnord = 0x03;
+constexpr uint8_t kCmpOrd = 0x07;
+constexpr uint8_t kCmpLtOq = 0x11;
+constexpr uint8_t kCmpGtOq = 0x1e;
+
+/// vpternlogd truth table for "c ? b : a" (a = destination, b = second,
+/// c = third source): with c the sign bit, copies b's sign onto a.
+constexpr uint8_t kTernSelect = 0xd8;
+
+//===----------------------------------------------------------------------===//
+// Coefficients (EltwiseCoefficients.py)
+//===----------------------------------------------------------------------===//
+
+// exp(r) on |r| <= ln2/2: 1 + r + r^2 q(r), q of degree 4; fit relative
+// error 3.1e-9, far below f32 rounding.
+constexpr std::array<float, 7> kExpPoly = {
+    1.0f,           1.0f,           4.999999404e-01f, 1.666652113e-01f,
+    4.166838899e-02f, 8.368710056e-03f, 1.381461276e-03f};
+constexpr float kLog2e = 1.44269502e+00f;
+// ln 2 split for Cody-Waite: hi is ln 2 rounded to f32, lo the rest. With
+// |n| <= 160 the first fma step is exact.
+constexpr float kLn2Hi = 6.93147182e-01f;
+constexpr float kLn2Lo = -1.90465430e-09f;
+// exp overflows to inf above 88.72 and underflows to 0 below -103.97;
+// clamping just outside keeps the reduction exact and inf/-inf finite.
+constexpr float kExpHigh = 89.0f;
+constexpr float kExpLow = -110.0f;
+
+// tanh(x) = x + x^3 P(x^2) on |x| < 0.625; fit relative error 4.4e-9.
+constexpr float kTanhSplit = 0.625f;
+constexpr std::array<float, 5> kTanhPoly = {
+    -3.333328068e-01f, 1.333144158e-01f, -5.373971537e-02f, 2.063908800e-02f,
+    -5.704987328e-03f};
+
+// erf(x) = x P(x^2) on |x| < 0.875; fit relative error 8.5e-9.
+constexpr float kErfSplit = 0.875f;
+constexpr std::array<float, 6> kErfPoly = {
+    1.128379107e+00f,  -3.761255145e-01f, 1.128245518e-01f,
+    -2.679146640e-02f, 5.032186396e-03f,  -6.203278899e-04f};
+// erfc(a) = exp(-a^2) R(t), t = 1 / (1 + 0.4 a), on a >= 0.875 (the idea of
+// Abramowitz and Stegun 7.1.26, refitted to a higher degree); fit relative
+// error 3.8e-8 for a in [0.875, 10], beyond which erfc underflows.
+constexpr float kErfcP = 0.4f;
+constexpr std::array<float, 8> kErfcPoly = {
+    -1.776781914e-06f, 2.256589234e-01f, 2.264552265e-01f, 1.997309923e-01f,
+    2.108495533e-01f,  1.123047061e-02f, 2.414483130e-01f, -1.156075001e-01f};
+// gelu squares a clamped input: beyond |x| = 20 erfc(|x| / sqrt 2) is 0 in
+// f32 anyway, and the clamp keeps x * x and its rounding error finite.
+constexpr float kGeluClamp = 20.0f;
+constexpr float kSqrtHalf = 7.07106769e-01f;
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Register needs
+//===----------------------------------------------------------------------===//
+
+int EltwiseInjector::tempsNeeded(const EltwiseOp &op) {
+  switch (op.kind) {
+  case EltwiseKind::LeakyRelu:
+  case EltwiseKind::Neg:
+  case EltwiseKind::Abs:
+    return 0;
+  case EltwiseKind::Relu:
+  case EltwiseKind::Clip:
+    return 1; // a constant that must be a register (maxNan)
+  case EltwiseKind::Exp:
+  case EltwiseKind::HardSwish:
+    return 2;
+  case EltwiseKind::Sigmoid:
+    return 3;
+  case EltwiseKind::Tanh:
+  case EltwiseKind::Erf:
+  case EltwiseKind::Gelu:
+  case EltwiseKind::Silu:
+    return 4;
+  case EltwiseKind::Add:
+  case EltwiseKind::Sub:
+  case EltwiseKind::Mul:
+  case EltwiseKind::Div:
+  case EltwiseKind::Max:
+  case EltwiseKind::Min:
+    return 1; // rhs
+  }
+  return kEltwiseMaxTemps;
+}
+
+bool EltwiseInjector::rhsInRegister(const EltwiseOp &op) {
+  // x - b and x / b take b from memory; b - x and b / x need b as the first
+  // source, which must be a register. max/min with b first need it twice.
+  return op.swapped &&
+         (op.kind == EltwiseKind::Sub || op.kind == EltwiseKind::Div ||
+          op.kind == EltwiseKind::Max || op.kind == EltwiseKind::Min);
+}
+
+//===----------------------------------------------------------------------===//
+// Building blocks
+//===----------------------------------------------------------------------===//
+
+void EltwiseInjector::maxNan(const Zmm &dst, float c, const Zmm &src,
+                             const Zmm &scratch) {
+  Zmm cr = h_.cstReg(c, dst.getIdx() != src.getIdx() ? dst : scratch);
+  h_.vmaxps(dst, cr, src);
+}
+
+void EltwiseInjector::minNan(const Zmm &dst, float c, const Zmm &src,
+                             const Zmm &scratch) {
+  Zmm cr = h_.cstReg(c, dst.getIdx() != src.getIdx() ? dst : scratch);
+  h_.vminps(dst, cr, src);
+}
+
+template <size_t N>
+void EltwiseInjector::horner(const Zmm &acc, const Zmm &x,
+                             const std::array<float, N> &coeffs) {
+  static_assert(N >= 2, "a constant is not a polynomial worth a Horner");
+  h_.loadCst(acc, coeffs[N - 2]);
+  h_.vfmadd231ps(acc, x, h_.cst(coeffs[N - 1])); // acc += x * c[N-1]
+  for (size_t i = N - 2; i-- > 0;)
+    h_.vfmadd213ps(acc, x, h_.cst(coeffs[i])); // acc = acc * x + c[i]
+}
+
+// exp(x) = 2^n exp(r), n = round(x / ln2), r = x - n ln2 in [-ln2/2, ln2/2].
+// vscalefps applies 2^n with one rounding, so results that are subnormal
+// come out correctly rounded too, and overflow gives inf. In place on x.
+void EltwiseInjector::exp(const Zmm &x, const Zmm &t0, const Zmm &t1,
+                          bool clampHigh) {
+  if (clampHigh)
+    minNan(x, kExpHigh, x, t0);
+  maxNan(x, kExpLow, x, t0);
+  h_.vmulps(t0, x, h_.cst(kLog2e));
+  h_.vrndscaleps(t0, t0, 0); // to nearest even
+  h_.vfnmadd231ps(x, t0, h_.cst(kLn2Hi));
+  h_.vfnmadd231ps(x, t0, h_.cst(kLn2Lo));
+  horner(t1, x, kExpPoly);
+  h_.vscalefps(x, t1, t0);
+}
+
+// sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, with
+// e = exp(-|x|) <= 1: no overflow, and no cancellation on either side, so
+// the result is accurate relative to itself even deep in the negative tail
+// (1 / (1 + exp(-x)) would be 0 there). Uses t[0..2] and k; dst may be src.
+void EltwiseInjector::sigmoid(const Zmm &dst, const Zmm &src,
+                              const EltwiseLane &l) {
+  const Zmm &t0 = l.t[0], &t1 = l.t[1], &t2 = l.t[2];
+  h_.vpord(t0, src, h_.cstBits(kSignBit)); // -|x|
+  exp(t0, t1, t2, /*clampHigh=*/false);
+  h_.vaddps(t1, t0, h_.cst(1.0f));
+  Zmm one = h_.cstReg(1.0f, t2);
+  h_.vdivps(t2, one, t1);
+  h_.vcmpps(l.k, src, h_.cst(0.0f), kCmpLtOq);
+  h_.vmovaps(dst, t2);
+  h_.vmulps(dst | l.k, t0, t2);
+}
+
+// tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|), except near 0 where
+// 1 - e cancels: there the odd polynomial x + x^3 P(x^2).
+void EltwiseInjector::tanh(const EltwiseLane &l) {
+  const Zmm &x = l.x, &t0 = l.t[0], &t1 = l.t[1], &t2 = l.t[2], &t3 = l.t[3];
+  h_.vpandd(t0, x, h_.cstBits(kAbsMask));
+  h_.vcmpps(l.k, t0, h_.cst(kTanhSplit), kCmpLtOq);
+  h_.vmulps(t1, t0, h_.cst(-2.0f));
+  exp(t1, t2, t3, /*clampHigh=*/false);
+  h_.vaddps(t2, t1, h_.cst(1.0f));
+  h_.vsubps(t1, t1, h_.cst(1.0f));
+  h_.vdivps(t1, t1, t2); // -|tanh x|: the sign is set below
+  h_.vmulps(t2, x, x);
+  horner(t3, t2, kTanhPoly);
+  h_.vmulps(t3, t3, t2);
+  h_.vfmadd213ps(t3, x, x); // x + x * x^2 P
+  h_.vmovaps(t1 | l.k, t3);
+  h_.vpternlogd(t1, x, h_.cstBits(kSignBit), kTernSelect);
+  h_.vmovaps(x, t1);
+}
+
+// erf(x) = x P(x^2) for |x| < 0.875, else sign(x) (1 - erfc(|x|)).
+void EltwiseInjector::erf(const EltwiseLane &l) {
+  const Zmm &x = l.x, &t0 = l.t[0], &t1 = l.t[1], &t2 = l.t[2], &t3 = l.t[3];
+  h_.vmulps(t1, x, x);
+  h_.vpxord(t1, t1, h_.cstBits(kSignBit));
+  exp(t1, t2, t3, /*clampHigh=*/false); // exp(-x^2)
+  h_.vpandd(t0, x, h_.cstBits(kAbsMask));
+  h_.vcmpps(l.k, t0, h_.cst(kErfSplit), kCmpLtOq);
+  h_.vmulps(t0, t0, h_.cst(kErfcP));
+  h_.vaddps(t0, t0, h_.cst(1.0f));
+  Zmm one = h_.cstReg(1.0f, t2);
+  h_.vdivps(t0, one, t0); // t
+  horner(t2, t0, kErfcPoly);
+  h_.vfmsub213ps(t1, t2, h_.cst(1.0f)); // erfc - 1 = -|erf|
+  h_.vmulps(t0, x, x);
+  horner(t2, t0, kErfPoly);
+  h_.vmulps(t2, t2, x);
+  h_.vmovaps(t1 | l.k, t2);
+  h_.vpternlogd(t1, x, h_.cstBits(kSignBit), kTernSelect);
+  h_.vmovaps(x, t1);
+}
+
+// gelu(x) = x q / 2 with q = 1 + erf(z), z = x / sqrt 2, computed without
+// cancellation: q = 1 + z P(z^2) for |z| < 0.875, else 2 - erfc(|z|) for
+// z > 0 and erfc(|z|) for z < 0, so the negative tail keeps its relative
+// accuracy. exp(-z^2) = exp(-x^2 / 2) takes x^2 as hi + lo (the fma gives
+// the rounding error exactly) so that the error of squaring, magnified by
+// z^2 in the exponent, does not reach the result.
+void EltwiseInjector::gelu(const EltwiseLane &l) {
+  const Zmm &x = l.x, &t0 = l.t[0], &t1 = l.t[1], &t2 = l.t[2], &t3 = l.t[3];
+  minNan(t0, kGeluClamp, x, t1);
+  maxNan(t0, -kGeluClamp, t0, t1);
+  h_.vmulps(t1, t0, t0);                 // hi
+  h_.vfmsub213ps(t0, t0, t1);            // lo = x * x - hi
+  h_.vmulps(t1, t1, h_.cst(-0.5f));
+  exp(t1, t2, t3, /*clampHigh=*/false); // exp(-hi / 2)
+  h_.vmulps(t0, t0, h_.cst(-0.5f));
+  h_.vfmadd213ps(t0, t1, t1); // exp(-hi/2) (1 - lo/2) = exp(-z^2)
+  h_.vmulps(t1, x, h_.cst(kSqrtHalf)); // z
+  h_.vpandd(t2, t1, h_.cstBits(kAbsMask));
+  h_.vmulps(t2, t2, h_.cst(kErfcP));
+  h_.vaddps(t2, t2, h_.cst(1.0f));
+  Zmm one = h_.cstReg(1.0f, t3);
+  h_.vdivps(t2, one, t2); // t
+  horner(t3, t2, kErfcPoly);
+  h_.vmulps(t0, t0, t3); // erfc(|z|)
+  h_.vcmpps(l.k, t1, h_.cst(0.0f), kCmpGtOq);
+  Zmm two = h_.cstReg(2.0f, t3);
+  h_.vsubps(t0 | l.k, two, t0);
+  h_.vmulps(t2, t1, t1);
+  horner(t3, t2, kErfPoly);
+  h_.vfmadd213ps(t3, t1, h_.cst(1.0f)); // 1 + z P(z^2)
+  h_.vcmpps(l.k, t1, h_.cst(kErfSplit), kCmpLtOq);
+  h_.vcmpps(l.k | l.k, t1, h_.cst(-kErfSplit), kCmpGtOq);
+  h_.vmovaps(t0 | l.k, t3);
+  h_.vmulps(x, x, t0);
+  h_.vmulps(x, x, h_.cst(0.5f));
+}
+
+void EltwiseInjector::hardSwish(const EltwiseLane &l) {
+  const Zmm &x = l.x, &t0 = l.t[0], &t1 = l.t[1];
+  h_.vmulps(t0, x, h_.cst(1.0f / 6.0f));
+  h_.vaddps(t0, t0, h_.cst(0.5f));
+  maxNan(t0, 0.0f, t0, t1);
+  minNan(t0, 1.0f, t0, t1);
+  h_.vmulps(x, x, t0);
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+void EltwiseInjector::unary(const EltwiseOp &op, const EltwiseLane &l) {
+  const Zmm &x = l.x;
+  switch (op.kind) {
+  case EltwiseKind::Relu:
+    maxNan(x, 0.0f, x, l.t[0]);
+    return;
+  case EltwiseKind::LeakyRelu:
+    h_.vcmpps(l.k, x, h_.cst(0.0f), kCmpLtOq);
+    h_.vmulps(x | l.k, x, h_.cst(op.alpha));
+    return;
+  case EltwiseKind::Clip:
+    // min(max(x, lo), hi): with lo > hi every element becomes hi, as in the
+    // reference.
+    maxNan(x, op.lo, x, l.t[0]);
+    minNan(x, op.hi, x, l.t[0]);
+    return;
+  case EltwiseKind::Neg:
+    h_.vpxord(x, x, h_.cstBits(kSignBit));
+    return;
+  case EltwiseKind::Abs:
+    h_.vpandd(x, x, h_.cstBits(kAbsMask));
+    return;
+  case EltwiseKind::Sigmoid:
+    sigmoid(x, x, l);
+    return;
+  case EltwiseKind::Tanh:
+    tanh(l);
+    return;
+  case EltwiseKind::Exp:
+    exp(x, l.t[0], l.t[1], /*clampHigh=*/true);
+    return;
+  case EltwiseKind::Erf:
+    erf(l);
+    return;
+  case EltwiseKind::Gelu:
+    gelu(l);
+    return;
+  case EltwiseKind::HardSwish:
+    hardSwish(l);
+    return;
+  case EltwiseKind::Silu:
+    sigmoid(l.t[3], x, l);
+    h_.vmulps(x, x, l.t[3]);
+    return;
+  default:
+    // Binary kinds never reach here: the kernel dispatches on isBinary.
+    return;
+  }
+}
+
+void EltwiseInjector::binary(const EltwiseOp &op, const EltwiseLane &l,
+                             const Xbyak::Operand &rhs) {
+  const Zmm &x = l.x;
+  // Only meaningful when rhsInRegister(op): the caller put rhs in t[0].
+  const Zmm b(rhs.getIdx());
+  switch (op.kind) {
+  case EltwiseKind::Add:
+    h_.vaddps(x, x, rhs);
+    return;
+  case EltwiseKind::Mul:
+    h_.vmulps(x, x, rhs);
+    return;
+  case EltwiseKind::Sub:
+    if (op.swapped)
+      h_.vsubps(x, b, x);
+    else
+      h_.vsubps(x, x, rhs);
+    return;
+  case EltwiseKind::Div:
+    if (op.swapped)
+      h_.vdivps(x, b, x);
+    else
+      h_.vdivps(x, x, rhs);
+    return;
+  case EltwiseKind::Max:
+  case EltwiseKind::Min: {
+    // The reference's max(a, b) is isnan(a) || a > b ? a : b, and vmaxps
+    // (a, b) is a > b ? a : b: they differ only when a is nan.
+    bool isMax = op.kind == EltwiseKind::Max;
+    if (!op.swapped) {
+      h_.vcmpps(l.k, x, x, kCmpOrd);
+      if (isMax)
+        h_.vmaxps(x | l.k, x, rhs);
+      else
+        h_.vminps(x | l.k, x, rhs);
+    } else {
+      h_.vcmpps(l.k, b, b, kCmpUnord);
+      if (isMax)
+        h_.vmaxps(x, b, x);
+      else
+        h_.vminps(x, b, x);
+      h_.vmovaps(x | l.k, b);
+    }
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+} // namespace mlcc::avx512

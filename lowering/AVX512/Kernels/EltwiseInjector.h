@@ -1,0 +1,77 @@
+//===- EltwiseInjector.h - Elementwise ops on zmm registers -----*- C++ -*-===//
+//
+// Emits the ops of an elementwise chain on values already in registers, as
+// oneDNN's eltwise injector does: the eltwise kernel's loop uses it, and so
+// can any kernel that fuses an activation into its epilogue (gemm, conv).
+// It owns no registers: the caller hands it a lane, the running value plus
+// the scratch registers and mask it may clobber.
+//
+// exp, sigmoid, tanh, erf and gelu are polynomial approximations, accurate
+// to a few ulp (see EltwiseInjector.cpp for the method and the measured
+// bounds). Everything is AVX-512F: no DQ, BW or VL instruction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_AVX512_KERNELS_ELTWISEINJECTOR_H
+#define MLCC_LOWERING_AVX512_KERNELS_ELTWISEINJECTOR_H
+
+#include "Eltwise.h"
+#include "JitGenerator.h"
+
+#include <array>
+
+namespace mlcc::avx512 {
+
+/// Scratch registers the costliest op needs.
+constexpr int kEltwiseMaxTemps = 4;
+
+/// The registers one vector of a chain works in.
+struct EltwiseLane {
+  Xbyak::Zmm x; // the running value, updated in place
+  std::array<Xbyak::Zmm, kEltwiseMaxTemps> t; // scratch, t[0, tempsNeeded)
+  Xbyak::Opmask k;                            // scratch mask, not k0
+};
+
+class EltwiseInjector {
+public:
+  explicit EltwiseInjector(JitGenerator &h) : h_(h) {}
+
+  /// Scratch registers `op` uses, t[0] to t[n - 1]. A binary op's rhs counts:
+  /// the caller loads it into t[0] when it must be a register.
+  static int tempsNeeded(const EltwiseOp &op);
+  /// Whether a binary op needs its rhs in a register (then in t[0]); else
+  /// any operand does: a register, memory, or an h.cst() constant.
+  static bool rhsInRegister(const EltwiseOp &op);
+
+  /// Emits x = op(x) for a unary op.
+  void unary(const EltwiseOp &op, const EltwiseLane &l);
+  /// Emits x = x op rhs (rhs op x when swapped) for a binary op.
+  void binary(const EltwiseOp &op, const EltwiseLane &l,
+              const Xbyak::Operand &rhs);
+
+private:
+  JitGenerator &h_;
+
+  // max/min with a constant that keep a nan in `src`, as x < c ? c : x does.
+  void maxNan(const Xbyak::Zmm &dst, float c, const Xbyak::Zmm &src,
+              const Xbyak::Zmm &scratch);
+  void minNan(const Xbyak::Zmm &dst, float c, const Xbyak::Zmm &src,
+              const Xbyak::Zmm &scratch);
+  /// acc = sum_i coeffs[i] * x^i, by Horner's rule with fma.
+  template <size_t N>
+  void horner(const Xbyak::Zmm &acc, const Xbyak::Zmm &x,
+              const std::array<float, N> &coeffs);
+
+  void exp(const Xbyak::Zmm &x, const Xbyak::Zmm &t0, const Xbyak::Zmm &t1,
+           bool clampHigh);
+  void sigmoid(const Xbyak::Zmm &dst, const Xbyak::Zmm &src,
+               const EltwiseLane &l);
+  void tanh(const EltwiseLane &l);
+  void erf(const EltwiseLane &l);
+  void gelu(const EltwiseLane &l);
+  void hardSwish(const EltwiseLane &l);
+};
+
+} // namespace mlcc::avx512
+
+#endif // MLCC_LOWERING_AVX512_KERNELS_ELTWISEINJECTOR_H

@@ -1,0 +1,88 @@
+/*===- KernelABI.h - Argument structs of generated kernels -------*- C -*-===*\
+|*                                                                            *|
+|* The contract between the kernels that lowering/<Target> generates and the  *|
+|* code that calls them (the host schedule written into the model object, the *|
+|* runtime, the tests). Plain C so that runtime/ (C11) and the compiler (C++) *|
+|* include the same definitions; the generators read field offsets from here  *|
+|* with offsetof, so a field moved here moves in the generated code too.      *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+/*
+ * Calling convention of every CPU kernel
+ * --------------------------------------
+ *
+ *   void kernel(const <family>_args *args);
+ *
+ * - One pointer argument (rdi under the System V x86-64 ABI) to a struct of
+ *   this file, read-only to the kernel. Pointers in it are not owned by the
+ *   kernel; they must stay valid for the call. No return value: a kernel
+ *   cannot fail at run time, everything that can fail is checked when it is
+ *   generated.
+ * - Shapes, strides, element counts and constants are baked into the code
+ *   at compile time: a kernel serves exactly the shapes it was generated for.
+ * - Position independent: the code holds no absolute address. Constants live
+ *   in the kernel's own bytes, after its last instruction, and are reached
+ *   RIP-relative; branches are relative. The bytes can be copied anywhere
+ *   (an object file section, an mmap'd page) and run there unchanged.
+ * - Registers: a kernel may clobber the caller-saved registers of the SysV
+ *   ABI (rax, rcx, rdx, rsi, rdi, r8-r11, all vector and opmask registers);
+ *   it saves and restores any callee-saved one it uses (rbx, rbp, r12-r15),
+ *   leaves rsp as it found it and does not change MXCSR. It ends with
+ *   vzeroupper before ret, so SSE code in the caller pays no transition
+ *   penalty.
+ * - Memory: a kernel reads and writes only the elements its shapes name.
+ *   Vector tails are masked, never read past the end. Output buffers may be
+ *   the same as an input (in place) but must not partially overlap one.
+ * - Thread safety: kernels keep no state; concurrent calls with disjoint
+ *   outputs are safe.
+ */
+
+#ifndef MLCC_LOWERING_COMMON_KERNELABI_H
+#define MLCC_LOWERING_COMMON_KERNELABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*\
+|* Elementwise chains (lowering/AVX512/Kernels/Eltwise.h)                     *|
+\*===----------------------------------------------------------------------===*/
+
+/** Inputs an elementwise kernel can read: the chain's input and the second
+ *  operands of its binary ops. */
+#define MLCC_ELTWISE_MAX_SRC 4
+
+/** Arguments of a generated elementwise chain: dst[i] = f(src[0][i], ...)
+ *  for i < n. src[0] is the chain's input; src[1..] are second operands,
+ *  either arrays of n elements or single elements broadcast to all lanes, as
+ *  the kernel's spec says. Unused entries are ignored (may be NULL). */
+typedef struct mlcc_eltwise_args {
+  const void *src[MLCC_ELTWISE_MAX_SRC];
+  void *dst;
+  /** Element count. Kernels generated for a static count have it baked in
+   *  and do not read it; the caller still sets it, so a debugger or a check
+   *  sees the size the call was meant for. */
+  int64_t n;
+} mlcc_eltwise_args;
+
+typedef void (*mlcc_eltwise_kernel_fn)(const mlcc_eltwise_args *args);
+
+/* The generated code reads these offsets; pin them so that a change in
+ * layout is seen at compile time rather than as wrong results. */
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_eltwise_args, dst) == 32, "eltwise ABI");
+static_assert(offsetof(mlcc_eltwise_args, n) == 40, "eltwise ABI");
+#else
+_Static_assert(offsetof(mlcc_eltwise_args, dst) == 32, "eltwise ABI");
+_Static_assert(offsetof(mlcc_eltwise_args, n) == 40, "eltwise ABI");
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MLCC_LOWERING_COMMON_KERNELABI_H */

@@ -1,0 +1,325 @@
+//===- ThreadPool.c - Worker threads for parallel loops -------------------===//
+//
+// One job at a time is published through a generation counter. Workers that
+// see a new generation join it and claim chunks from an atomic counter; the
+// calling thread claims chunks too, so a job finishes even before any worker
+// wakes. Idle workers spin for a few microseconds (model code calls
+// parallel_for once per op, back to back, and a futex wake-up costs more than
+// a small op) and then sleep on a condition variable, so an idle pool uses no
+// CPU.
+//
+// The calling thread closes the job once every chunk is claimed and then
+// waits until no worker is inside it (`active` == 0). A worker counts itself
+// in `active` before it looks at `open`, and the caller clears `open` before
+// it reads `active`: with sequentially consistent atomics, either the caller
+// waits for that worker or the worker sees the job closed. So the job fields
+// are never rewritten while a worker may still read them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE // sched_getaffinity, CPU_COUNT
+#endif
+
+#include "LastError.h"
+#include "mlcc/threadpool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+  MaxThreads = 1024,
+  // More chunks than threads, so that a late-waking worker leaves the caller
+  // no more than one small chunk of extra work.
+  ChunksPerThread = 4,
+  // How long an idle thread spins before it sleeps. Longer than the gap
+  // between two ops of a model run, far shorter than any human-visible time.
+  SpinNanoseconds = 50 * 1000,
+  CacheLine = 64,
+};
+
+struct mlcc_threadpool {
+  int32_t NumThreads; // the caller included
+  int32_t NumWorkers; // started, so destroy joins only those
+  pthread_t *Workers;
+
+  pthread_mutex_t Mutex;       // guards sleeping only
+  pthread_cond_t WakeWorkers;  // a new generation (or stop) was published
+  pthread_cond_t JobDone;      // Active dropped to 0 while the caller slept
+  pthread_mutex_t SubmitMutex; // one job at a time
+
+  // The job. Written only by the submitting thread while Open is false and
+  // no worker is Active; read by workers after they saw Open.
+  mlcc_parallel_fn Fn;
+  void *Ctx;
+  int64_t N;
+  int64_t ChunkSize;
+  int64_t NumChunks;
+
+  _Alignas(CacheLine) atomic_uint_fast64_t Generation;
+  atomic_bool Open;
+  atomic_bool Stop;
+  atomic_int Sleepers;
+  atomic_bool CallerSleeping;
+  _Alignas(CacheLine) atomic_int_fast64_t NextChunk;
+  _Alignas(CacheLine) atomic_int Active;
+};
+
+// True on worker threads and on a caller while it runs chunks: a
+// parallel_for from there runs serially instead of waiting for threads that
+// may be busy running the caller itself.
+static _Thread_local bool InParallelFor;
+
+static inline void cpuRelax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t nowNanoseconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int32_t cpuCount(void) {
+#ifdef __linux__
+  // The CPUs this process may use (taskset, cgroup cpusets), not all online.
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+#endif
+  long count = sysconf(_SC_NPROCESSORS_ONLN);
+  if (count < 1)
+    return 1;
+  return count > MaxThreads ? MaxThreads : (int32_t)count;
+}
+
+static void runChunks(mlcc_threadpool *pool) {
+  mlcc_parallel_fn fn = pool->Fn;
+  void *ctx = pool->Ctx;
+  int64_t n = pool->N, chunkSize = pool->ChunkSize;
+  for (;;) {
+    int64_t chunk =
+        atomic_fetch_add_explicit(&pool->NextChunk, 1, memory_order_relaxed);
+    if (chunk >= pool->NumChunks)
+      return;
+    int64_t begin = chunk * chunkSize;
+    fn(ctx, begin, n - begin > chunkSize ? begin + chunkSize : n);
+  }
+}
+
+// Returns the first generation other than `seen`.
+static uint_fast64_t waitForGeneration(mlcc_threadpool *pool,
+                                       uint_fast64_t seen) {
+  int64_t start = nowNanoseconds();
+  for (unsigned spin = 1;; ++spin) {
+    uint_fast64_t generation =
+        atomic_load_explicit(&pool->Generation, memory_order_acquire);
+    if (generation != seen)
+      return generation;
+    cpuRelax();
+    if (spin % 64 == 0 && nowNanoseconds() - start > SpinNanoseconds)
+      break;
+  }
+  // Sleepers is raised before Generation is read again; the publisher bumps
+  // Generation before it reads Sleepers. One of the two sees the other.
+  pthread_mutex_lock(&pool->Mutex);
+  atomic_fetch_add(&pool->Sleepers, 1);
+  uint_fast64_t generation;
+  while ((generation = atomic_load(&pool->Generation)) == seen)
+    pthread_cond_wait(&pool->WakeWorkers, &pool->Mutex);
+  atomic_fetch_sub(&pool->Sleepers, 1);
+  pthread_mutex_unlock(&pool->Mutex);
+  return generation;
+}
+
+static void publish(mlcc_threadpool *pool) {
+  atomic_fetch_add(&pool->Generation, 1);
+  if (atomic_load(&pool->Sleepers) == 0)
+    return;
+  pthread_mutex_lock(&pool->Mutex);
+  pthread_cond_broadcast(&pool->WakeWorkers);
+  pthread_mutex_unlock(&pool->Mutex);
+}
+
+static void leaveJob(mlcc_threadpool *pool) {
+  if (atomic_fetch_sub(&pool->Active, 1) != 1 ||
+      !atomic_load(&pool->CallerSleeping))
+    return;
+  pthread_mutex_lock(&pool->Mutex);
+  pthread_cond_signal(&pool->JobDone);
+  pthread_mutex_unlock(&pool->Mutex);
+}
+
+static void waitForWorkers(mlcc_threadpool *pool) {
+  int64_t start = nowNanoseconds();
+  for (unsigned spin = 1; atomic_load(&pool->Active) != 0; ++spin) {
+    cpuRelax();
+    if (spin % 64 == 0 && nowNanoseconds() - start > SpinNanoseconds)
+      break;
+  }
+  if (atomic_load(&pool->Active) == 0)
+    return;
+  pthread_mutex_lock(&pool->Mutex);
+  atomic_store(&pool->CallerSleeping, true);
+  while (atomic_load(&pool->Active) != 0)
+    pthread_cond_wait(&pool->JobDone, &pool->Mutex);
+  atomic_store(&pool->CallerSleeping, false);
+  pthread_mutex_unlock(&pool->Mutex);
+}
+
+static void *workerMain(void *arg) {
+  mlcc_threadpool *pool = arg;
+  InParallelFor = true;
+  uint_fast64_t seen = 0;
+  for (;;) {
+    seen = waitForGeneration(pool, seen);
+    if (atomic_load(&pool->Stop))
+      return NULL;
+    atomic_fetch_add(&pool->Active, 1);
+    if (atomic_load(&pool->Open))
+      runChunks(pool);
+    leaveJob(pool);
+  }
+}
+
+mlcc_status mlcc_threadpool_create(int32_t num_threads,
+                                   mlcc_threadpool **out_pool) {
+  if (!out_pool)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "mlcc_threadpool_create: out_pool is NULL");
+  *out_pool = NULL;
+  if (num_threads < 0)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "mlcc_threadpool_create: num_threads is negative (%d)",
+        (int)num_threads);
+  if (num_threads > MaxThreads)
+    return mlcc_last_error_set(
+        MLCC_OUT_OF_RANGE,
+        "mlcc_threadpool_create: num_threads is %d, at most %d are supported",
+        (int)num_threads, MaxThreads);
+  if (num_threads == 0)
+    num_threads = cpuCount();
+
+  // Aligned so that the atomics above sit on cache lines of their own.
+  size_t size = (sizeof(mlcc_threadpool) + CacheLine - 1) / CacheLine *
+                CacheLine;
+  mlcc_threadpool *pool = aligned_alloc(CacheLine, size);
+  pthread_t *workers =
+      num_threads > 1 ? calloc((size_t)num_threads - 1, sizeof(pthread_t))
+                      : NULL;
+  if (!pool || (num_threads > 1 && !workers)) {
+    free(pool);
+    free(workers);
+    return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
+                               "mlcc_threadpool_create: out of memory");
+  }
+  memset(pool, 0, sizeof(*pool));
+  pool->NumThreads = num_threads;
+  pool->Workers = workers;
+  atomic_init(&pool->Generation, 0);
+  atomic_init(&pool->Open, false);
+  atomic_init(&pool->Stop, false);
+  atomic_init(&pool->Sleepers, 0);
+  atomic_init(&pool->CallerSleeping, false);
+  atomic_init(&pool->NextChunk, 0);
+  atomic_init(&pool->Active, 0);
+  if (pthread_mutex_init(&pool->Mutex, NULL) ||
+      pthread_mutex_init(&pool->SubmitMutex, NULL) ||
+      pthread_cond_init(&pool->WakeWorkers, NULL) ||
+      pthread_cond_init(&pool->JobDone, NULL)) {
+    // With default attributes these do not fail on glibc or macOS; should
+    // one ever fail, the ones already made are dropped without destroy,
+    // which on those systems frees nothing that malloc'd memory holds.
+    free(workers);
+    free(pool);
+    return mlcc_last_error_set(
+        MLCC_INTERNAL, "mlcc_threadpool_create: cannot create a mutex");
+  }
+
+  for (int32_t i = 0; i < num_threads - 1; ++i) {
+    int error = pthread_create(&workers[i], NULL, workerMain, pool);
+    if (error) {
+      mlcc_threadpool_destroy(pool);
+      return mlcc_last_error_set(
+          MLCC_INTERNAL,
+          "mlcc_threadpool_create: cannot start worker %d of %d (error %d)",
+          (int)i + 1, (int)num_threads - 1, error);
+    }
+    pool->NumWorkers = i + 1;
+  }
+  *out_pool = pool;
+  return MLCC_OK;
+}
+
+void mlcc_threadpool_destroy(mlcc_threadpool *pool) {
+  if (!pool)
+    return;
+  atomic_store(&pool->Stop, true);
+  atomic_fetch_add(&pool->Generation, 1);
+  pthread_mutex_lock(&pool->Mutex);
+  pthread_cond_broadcast(&pool->WakeWorkers);
+  pthread_mutex_unlock(&pool->Mutex);
+  for (int32_t i = 0; i < pool->NumWorkers; ++i)
+    pthread_join(pool->Workers[i], NULL);
+  pthread_cond_destroy(&pool->JobDone);
+  pthread_cond_destroy(&pool->WakeWorkers);
+  pthread_mutex_destroy(&pool->SubmitMutex);
+  pthread_mutex_destroy(&pool->Mutex);
+  free(pool->Workers);
+  free(pool);
+}
+
+int32_t mlcc_threadpool_num_threads(const mlcc_threadpool *pool) {
+  return pool ? pool->NumThreads : 1;
+}
+
+mlcc_status mlcc_threadpool_parallel_for(mlcc_threadpool *pool, int64_t n,
+                                         mlcc_parallel_fn fn, void *ctx) {
+  if (!fn)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "mlcc_threadpool_parallel_for: fn is NULL");
+  if (n < 0)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "mlcc_threadpool_parallel_for: n is negative (%lld)", (long long)n);
+  if (n == 0)
+    return MLCC_OK;
+  if (!pool || pool->NumThreads == 1 || n == 1 || InParallelFor ||
+      pthread_mutex_trylock(&pool->SubmitMutex) != 0) {
+    fn(ctx, 0, n);
+    return MLCC_OK;
+  }
+
+  int64_t numChunks = (int64_t)pool->NumThreads * ChunksPerThread;
+  if (numChunks > n)
+    numChunks = n;
+  int64_t chunkSize = n / numChunks + (n % numChunks != 0);
+  pool->Fn = fn;
+  pool->Ctx = ctx;
+  pool->N = n;
+  pool->ChunkSize = chunkSize;
+  pool->NumChunks = n / chunkSize + (n % chunkSize != 0);
+  atomic_store_explicit(&pool->NextChunk, 0, memory_order_relaxed);
+  atomic_store(&pool->Open, true);
+  publish(pool);
+
+  InParallelFor = true;
+  runChunks(pool);
+  InParallelFor = false;
+
+  atomic_store(&pool->Open, false);
+  waitForWorkers(pool);
+  pthread_mutex_unlock(&pool->SubmitMutex);
+  return MLCC_OK;
+}

@@ -1,0 +1,556 @@
+//===- EltwiseKernelTest.cpp - Tests of the AVX-512 eltwise kernels -------===//
+//
+// Generates kernels, maps their bytes executable and runs them. The oracle
+// is the reference kernel registry (compiler/Reference) for the ops it has,
+// and the definition evaluated in double for gelu and silu, which it lacks.
+// Sizes cover the empty array, a lone masked tail, whole vectors, every
+// unroll remainder and long loops; inputs and outputs end at an unmapped
+// page, so a kernel that touches an element past n faults.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Eltwise.h"
+#include "ExecutableBuffer.h"
+#include "KernelABI.h"
+
+#include "mlcc/Reference/Kernel.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace mlcc;
+using namespace mlcc::avx512;
+using mlcc::test::ExecutableBuffer;
+using mlcc::test::GuardedArray;
+
+namespace {
+
+constexpr float kNanF = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+
+const int64_t kSizes[] = {0, 1, 15, 16, 17, 33, 1000, 4099};
+
+//===----------------------------------------------------------------------===//
+// Running a kernel
+//===----------------------------------------------------------------------===//
+
+std::vector<uint8_t> generate(const EltwiseSpec &spec) {
+  std::vector<uint8_t> code;
+  Status s = generateEltwise(spec, code);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  REQUIRE(!code.empty());
+  return code;
+}
+
+/// Runs `code` with src[i] = srcs[i] (arrays of any length, a broadcast
+/// operand being one element) and returns dst[0, n).
+std::vector<float> runCode(const std::vector<uint8_t> &code, int64_t n,
+                           const std::vector<std::vector<float>> &srcs,
+                           size_t offset = 0) {
+  ExecutableBuffer exec(code, offset);
+  REQUIRE(exec.ok());
+  std::vector<std::unique_ptr<GuardedArray<float>>> inputs;
+  mlcc_eltwise_args args = {};
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    inputs.push_back(std::make_unique<GuardedArray<float>>(srcs[i]));
+    REQUIRE(inputs.back()->ok());
+    args.src[i] = inputs.back()->data();
+  }
+  GuardedArray<float> dst(static_cast<size_t>(n));
+  REQUIRE(dst.ok());
+  args.dst = dst.data();
+  args.n = n;
+  exec.function<mlcc_eltwise_kernel_fn>()(&args);
+  return dst.values();
+}
+
+std::vector<float> run(const EltwiseSpec &spec,
+                       const std::vector<std::vector<float>> &srcs) {
+  return runCode(generate(spec), spec.n, srcs);
+}
+
+//===----------------------------------------------------------------------===//
+// The oracle
+//===----------------------------------------------------------------------===//
+
+ref::Tensor tensor(const std::vector<float> &v, ref::Shape shape) {
+  return ref::Tensor::fromBytes(DType::F32, std::move(shape), v.data());
+}
+
+std::vector<float> refKernel(const std::string &name, const ref::Attrs &attrs,
+                             const std::vector<ref::Tensor> &in) {
+  const ref::KernelDef *k = ref::KernelRegistry::get().find(name);
+  INFO(name);
+  REQUIRE(k);
+  std::vector<ref::Tensor> out(1);
+  Status s = k->run(attrs, in, out);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  const float *p = out[0].data<float>();
+  return std::vector<float>(p, p + out[0].numel());
+}
+
+double geluExact(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
+double siluExact(double x) { return x / (1.0 + std::exp(-x)); }
+
+/// What `op` gives on x; `srcs` holds the arrays and scalars that binary
+/// operands name.
+std::vector<float> reference(const EltwiseOp &op, const std::vector<float> &x,
+                             const std::vector<std::vector<float>> &srcs) {
+  int64_t n = static_cast<int64_t>(x.size());
+  ref::Tensor tx = tensor(x, {n});
+  switch (op.kind) {
+  case EltwiseKind::LeakyRelu:
+    return refKernel("leaky_relu", {{"alpha", op.alpha}}, {tx});
+  case EltwiseKind::Clip:
+    return refKernel("clip", {},
+                     {tx, tensor({op.lo}, {}), tensor({op.hi}, {})});
+  case EltwiseKind::Gelu:
+  case EltwiseKind::Silu: {
+    std::vector<float> y(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      y[i] = static_cast<float>(op.kind == EltwiseKind::Gelu
+                                    ? geluExact(x[i])
+                                    : siluExact(x[i]));
+    return y;
+  }
+  default:
+    break;
+  }
+  if (!isBinary(op.kind))
+    return refKernel(eltwiseKindName(op.kind), {}, {tx});
+  ref::Tensor b;
+  switch (op.rhs.kind) {
+  case EltwiseOperand::Kind::Constant:
+    b = tensor({op.rhs.value}, {1});
+    break;
+  case EltwiseOperand::Kind::Broadcast:
+    b = tensor({srcs[op.rhs.src][0]}, {1});
+    break;
+  case EltwiseOperand::Kind::Array:
+    b = tensor(srcs[op.rhs.src], {n});
+    break;
+  }
+  if (op.swapped)
+    return refKernel(eltwiseKindName(op.kind), {}, {b, tx});
+  return refKernel(eltwiseKindName(op.kind), {}, {tx, b});
+}
+
+std::vector<float> referenceChain(const EltwiseSpec &spec,
+                                  const std::vector<std::vector<float>> &srcs) {
+  std::vector<float> x = srcs[0];
+  for (const EltwiseOp &op : spec.ops)
+    x = reference(op, x, srcs);
+  return x;
+}
+
+//===----------------------------------------------------------------------===//
+// Data and comparison
+//===----------------------------------------------------------------------===//
+
+/// n values spread over [lo, hi] in a scrambled order (a multiplicative
+/// hash of the index), so neighbouring lanes differ.
+std::vector<float> sample(int64_t n, float lo, float hi, uint32_t seed = 1) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t h = static_cast<uint32_t>(i + 1) * 2654435761u ^ seed * 40503u;
+    h ^= h >> 13;
+    h *= 2246822519u;
+    h ^= h >> 16;
+    v[i] = lo + (hi - lo) * static_cast<float>(h % 1000003u) / 1000003.0f;
+  }
+  return v;
+}
+
+/// Tolerance of one op: |got - want| <= atol + rtol |want|; nan wants nan.
+struct Tolerance {
+  double rtol = 0, atol = 0; // 0, 0: bit-exact up to the sign of zero
+};
+
+void requireClose(const std::vector<float> &got, const std::vector<float> &want,
+                  Tolerance tol) {
+  REQUIRE(got.size() == want.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size() && bad < 5; ++i) {
+    double g = got[i], w = want[i];
+    bool ok;
+    if (std::isnan(w))
+      ok = std::isnan(g);
+    else if (std::isinf(w))
+      ok = g == w;
+    else
+      ok = std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
+    if (!ok) {
+      ++bad;
+      UNSCOPED_INFO("element " << i << ": got " << g << ", want " << w);
+    }
+  }
+  CHECK(bad == 0);
+}
+
+/// Our approximations are within a few ulp; the reference's f32 libm
+/// calls within one.
+Tolerance toleranceOf(EltwiseKind kind) {
+  switch (kind) {
+  case EltwiseKind::Sigmoid:
+  case EltwiseKind::Tanh:
+  case EltwiseKind::Exp:
+  case EltwiseKind::Silu:
+    return {1e-6, 1e-44};
+  case EltwiseKind::Erf:
+    return {1e-6, 1e-7};
+  case EltwiseKind::Gelu:
+    return {2e-6, 1e-7};
+  case EltwiseKind::HardSwish: // x * (1/6) against x / 6
+    return {1e-6, 1e-7};
+  default:
+    return {};
+  }
+}
+
+Tolerance chainTolerance(const EltwiseSpec &spec) {
+  Tolerance t;
+  for (const EltwiseOp &op : spec.ops) {
+    Tolerance o = toleranceOf(op.kind);
+    t.rtol += o.rtol;
+    t.atol += o.atol;
+  }
+  return t;
+}
+
+EltwiseSpec specOf(std::vector<EltwiseOp> ops, int64_t n) {
+  EltwiseSpec spec;
+  spec.n = n;
+  spec.ops = std::move(ops);
+  return spec;
+}
+
+struct UnaryCase {
+  EltwiseOp op;
+  float lo, hi; // input range
+};
+
+std::vector<UnaryCase> unaryCases() {
+  using K = EltwiseKind;
+  return {
+      {EltwiseOp::unary(K::Relu), -5, 5},
+      {EltwiseOp::leakyRelu(0.2f), -5, 5},
+      {EltwiseOp::leakyRelu(-1.5f), -5, 5},
+      {EltwiseOp::clip(-1.0f, 2.5f), -5, 5},
+      {EltwiseOp::unary(K::Neg), -5, 5},
+      {EltwiseOp::unary(K::Abs), -5, 5},
+      {EltwiseOp::unary(K::Sigmoid), -30, 30},
+      {EltwiseOp::unary(K::Tanh), -6, 6},
+      {EltwiseOp::unary(K::Exp), -80, 80},
+      {EltwiseOp::unary(K::Erf), -5, 5},
+      {EltwiseOp::unary(K::Gelu), -10, 10},
+      {EltwiseOp::unary(K::HardSwish), -5, 5},
+      {EltwiseOp::unary(K::Silu), -30, 30},
+  };
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Ops at every size
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("each unary op matches the reference at every size",
+          "[avx512][eltwise]") {
+  for (const UnaryCase &c : unaryCases()) {
+    for (int64_t n : kSizes) {
+      INFO(eltwiseKindName(c.op.kind) << " alpha " << c.op.alpha << ", n "
+                                      << n);
+      EltwiseSpec spec = specOf({c.op}, n);
+      std::vector<std::vector<float>> srcs = {sample(n, c.lo, c.hi)};
+      requireClose(run(spec, srcs), referenceChain(spec, srcs),
+                   toleranceOf(c.op.kind));
+    }
+  }
+}
+
+TEST_CASE("each binary op matches the reference for each operand form",
+          "[avx512][eltwise]") {
+  using K = EltwiseKind;
+  const K kinds[] = {K::Add, K::Sub, K::Mul, K::Div, K::Max, K::Min};
+  const EltwiseOperand operands[] = {EltwiseOperand::array(1),
+                                     EltwiseOperand::broadcast(2),
+                                     EltwiseOperand::constant(-0.75f)};
+  for (K kind : kinds)
+    for (const EltwiseOperand &rhs : operands)
+      for (bool swapped : {false, true})
+        for (int64_t n : kSizes) {
+          INFO(eltwiseKindName(kind) << ", operand kind "
+                                     << static_cast<int>(rhs.kind)
+                                     << (swapped ? ", swapped" : "") << ", n "
+                                     << n);
+          EltwiseSpec spec = specOf({EltwiseOp::binary(kind, rhs, swapped)}, n);
+          std::vector<std::vector<float>> srcs = {
+              sample(n, -4, 4, 1), sample(n, -4, 4, 2), {1.25f}};
+          requireClose(run(spec, srcs), referenceChain(spec, srcs), {});
+        }
+}
+
+TEST_CASE("a three-op chain runs in registers and matches op by op",
+          "[avx512][eltwise]") {
+  using K = EltwiseKind;
+  std::vector<std::vector<EltwiseOp>> chains = {
+      // Conv epilogue: bias, activation, scale.
+      {EltwiseOp::binary(K::Add, EltwiseOperand::array(1)),
+       EltwiseOp::unary(K::Relu),
+       EltwiseOp::binary(K::Mul, EltwiseOperand::constant(0.5f))},
+      // Transcendentals back to back, with a runtime scalar.
+      {EltwiseOp::binary(K::Mul, EltwiseOperand::broadcast(2)),
+       EltwiseOp::unary(K::Tanh),
+       EltwiseOp::binary(K::Sub, EltwiseOperand::array(1), true)},
+      {EltwiseOp::unary(K::Gelu), EltwiseOp::unary(K::Sigmoid),
+       EltwiseOp::clip(0.6f, 0.9f)},
+  };
+  for (size_t c = 0; c < chains.size(); ++c)
+    for (int64_t n : kSizes) {
+      INFO("chain " << c << ", n " << n);
+      EltwiseSpec spec = specOf(chains[c], n);
+      std::vector<std::vector<float>> srcs = {
+          sample(n, -3, 3, 7), sample(n, -1, 1, 8), {0.8f}};
+      requireClose(run(spec, srcs), referenceChain(spec, srcs),
+                   chainTolerance(spec));
+    }
+}
+
+TEST_CASE("every unroll and constant placement gives the same results",
+          "[avx512][eltwise]") {
+  using K = EltwiseKind;
+  std::vector<EltwiseOp> chain = {
+      EltwiseOp::binary(K::Max, EltwiseOperand::array(1), true),
+      EltwiseOp::unary(K::Erf), EltwiseOp::unary(K::Silu),
+      EltwiseOp::leakyRelu(0.1f),
+      EltwiseOp::binary(K::Div, EltwiseOperand::constant(3.0f), true)};
+  for (int unroll : {1, 2, 3, 4})
+    for (bool inRegs : {true, false})
+      for (int64_t n : {int64_t(17), int64_t(127), int64_t(1000)}) {
+        INFO("unroll " << unroll << (inRegs ? "" : ", constants in memory")
+                       << ", n " << n);
+        EltwiseSpec spec = specOf(chain, n);
+        spec.unroll = unroll;
+        spec.constantsInRegisters = inRegs;
+        std::vector<std::vector<float>> srcs = {sample(n, -3, 3, 3),
+                                                sample(n, -3, 3, 4)};
+        requireClose(run(spec, srcs), referenceChain(spec, srcs),
+                     chainTolerance(spec));
+      }
+}
+
+TEST_CASE("special values follow the reference", "[avx512][eltwise]") {
+  const float denorm = std::numeric_limits<float>::denorm_min();
+  std::vector<float> x = {kNanF, -kNanF,  kInfF,    -kInfF, 0.0f,  -0.0f,
+                          denorm, -denorm, 1e-30f,  -1e-30f, 3e38f, -3e38f,
+                          88.7f,  -88.7f,  -103.0f, 1e-7f,  -1e-7f};
+  int64_t n = static_cast<int64_t>(x.size());
+  for (const UnaryCase &c : unaryCases()) {
+    INFO(eltwiseKindName(c.op.kind));
+    EltwiseSpec spec = specOf({c.op}, n);
+    std::vector<float> got = run(spec, {x});
+    std::vector<float> want = referenceChain(spec, {x});
+    requireClose(got, want, toleranceOf(c.op.kind));
+    // The reference's sign of zero for the exact ops.
+    for (size_t i = 0; i < x.size(); ++i)
+      if (want[i] == 0 && toleranceOf(c.op.kind).rtol == 0)
+        CHECK(std::signbit(got[i]) == std::signbit(want[i]));
+  }
+  // nan passes max and min from either side.
+  for (EltwiseKind kind : {EltwiseKind::Max, EltwiseKind::Min})
+    for (bool swapped : {false, true}) {
+      std::vector<float> a = {kNanF, 1.0f, kNanF, 0.0f, -0.0f};
+      std::vector<float> b = {1.0f, kNanF, kNanF, -0.0f, 0.0f};
+      EltwiseSpec spec = specOf(
+          {EltwiseOp::binary(kind, EltwiseOperand::array(1), swapped)}, 5);
+      std::vector<float> got = run(spec, {a, b});
+      std::vector<float> want = referenceChain(spec, {a, b});
+      requireClose(got, want, {});
+      for (size_t i = 3; i < 5; ++i)
+        CHECK(std::signbit(got[i]) == std::signbit(want[i]));
+    }
+}
+
+TEST_CASE("the output may be the input", "[avx512][eltwise]") {
+  int64_t n = 100;
+  std::vector<float> x = sample(n, -2, 2);
+  EltwiseSpec spec =
+      specOf({EltwiseOp::unary(EltwiseKind::Sigmoid),
+              EltwiseOp::binary(EltwiseKind::Mul, EltwiseOperand::array(0))},
+             n);
+  std::vector<uint8_t> code = generate(spec);
+  ExecutableBuffer exec(code);
+  REQUIRE(exec.ok());
+  std::vector<float> buf = x;
+  mlcc_eltwise_args args = {};
+  args.src[0] = buf.data();
+  args.dst = buf.data();
+  args.n = n;
+  exec.function<mlcc_eltwise_kernel_fn>()(&args);
+  requireClose(buf, referenceChain(spec, {x}), chainTolerance(spec));
+}
+
+//===----------------------------------------------------------------------===//
+// Position independence
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("the bytes run unchanged wherever they are copied",
+          "[avx512][eltwise]") {
+  // Constants are used by every transcendental: all in the pool, and some
+  // preloaded, both reached RIP-relative.
+  for (bool inRegs : {true, false}) {
+    int64_t n = 1000;
+    EltwiseSpec spec =
+        specOf({EltwiseOp::unary(EltwiseKind::Gelu),
+                EltwiseOp::binary(EltwiseKind::Add,
+                                  EltwiseOperand::constant(0.25f))},
+               n);
+    spec.constantsInRegisters = inRegs;
+    std::vector<uint8_t> code = generate(spec);
+    std::vector<std::vector<float>> srcs = {sample(n, -4, 4)};
+    // Two mappings, one at an odd offset: neither is where Xbyak wrote.
+    std::vector<float> a = runCode(code, n, srcs, 0);
+    std::vector<float> b = runCode(code, n, srcs, 4096 + 13);
+    REQUIRE(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    requireClose(a, referenceChain(spec, srcs), chainTolerance(spec));
+    // Generation is deterministic: the object file's bytes do not depend
+    // on where the scratch buffer was allocated.
+    CHECK(generate(spec) == code);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string failure(const EltwiseSpec &spec) {
+  std::vector<uint8_t> code = {1, 2, 3};
+  Status s = generateEltwise(spec, code);
+  REQUIRE(s.failed());
+  CHECK(code.empty());
+  return s.message();
+}
+} // namespace
+
+TEST_CASE("unsupported ops, dtypes and operands fail with a message",
+          "[avx512][eltwise]") {
+  EltwiseSpec spec = specOf({EltwiseOp::unary(EltwiseKind::Relu)}, 16);
+  spec.name = "graph.relu @node7";
+
+  EltwiseSpec f16 = spec;
+  f16.dtype = DType::F16;
+  std::string msg = failure(f16);
+  CHECK(msg.find("graph.relu @node7") != std::string::npos);
+  CHECK(msg.find("f16") != std::string::npos);
+
+  EltwiseSpec unknown = spec;
+  unknown.ops[0].kind = static_cast<EltwiseKind>(200);
+  CHECK(failure(unknown).find("unsupported kind") != std::string::npos);
+
+  EltwiseKind kind;
+  Status s = eltwiseKindFromName("softplus", kind);
+  REQUIRE(s.failed());
+  CHECK(s.message().find("softplus") != std::string::npos);
+  REQUIRE(eltwiseKindFromName("hard_swish", kind).ok());
+  CHECK(kind == EltwiseKind::HardSwish);
+
+  EltwiseSpec badSrc = spec;
+  badSrc.ops.push_back(
+      EltwiseOp::binary(EltwiseKind::Add, EltwiseOperand::array(4)));
+  CHECK(failure(badSrc).find("src[4]") != std::string::npos);
+
+  EltwiseSpec scalarInput = spec;
+  scalarInput.ops.push_back(
+      EltwiseOp::binary(EltwiseKind::Add, EltwiseOperand::broadcast(0)));
+  CHECK(failure(scalarInput).find("src[0]") != std::string::npos);
+
+  EltwiseSpec negative = spec;
+  negative.n = -1;
+  CHECK(failure(negative).find("negative") != std::string::npos);
+
+  EltwiseSpec unroll = spec;
+  unroll.unroll = 5;
+  CHECK(failure(unroll).find("unroll") != std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Accuracy against double
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Largest error of the kernel for `kind` on x, against `exact`: relative
+/// where |exact| >= floor, absolute (scaled by floor) below it.
+double maxError(EltwiseKind kind, const std::vector<float> &x,
+                double (*exact)(double), double floor) {
+  EltwiseSpec spec = specOf({EltwiseOp::unary(kind)}, int64_t(x.size()));
+  std::vector<float> y = run(spec, {x});
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double want = exact(x[i]);
+    double err = std::fabs(y[i] - want) / std::max(std::fabs(want), floor);
+    worst = std::max(worst, err);
+  }
+  return worst;
+}
+
+std::vector<float> linspace(float lo, float hi, int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(n - 1);
+  return v;
+}
+
+/// Magnitudes from 1e-30 to `hi`, log-spaced, both signs.
+std::vector<float> logspace(float hi, int64_t n) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < n; ++i) {
+    float m = std::pow(10.0f, -30.0f + (std::log10(hi) + 30.0f) * i / (n - 1));
+    v.push_back(m);
+    v.push_back(-m);
+  }
+  return v;
+}
+
+double sigmoidExact(double x) { return 1 / (1 + std::exp(-x)); }
+double expExact(double x) { return std::exp(x); }
+double tanhExact(double x) { return std::tanh(x); }
+double erfExact(double x) { return std::erf(x); }
+
+} // namespace
+
+// The bounds are those stated in EltwiseInjector.cpp, with a little room:
+// relative errors in units of 2^-23 (1.19e-7, one f32 ulp at 1).
+TEST_CASE("transcendentals stay within their stated error bounds",
+          "[avx512][eltwise]") {
+  const double ulp = std::ldexp(1.0, -23);
+  const int64_t n = 1 << 18;
+  const double tiny = std::numeric_limits<float>::min(); // relative above
+  CHECK(maxError(EltwiseKind::Exp, linspace(-87.3f, 88.7f, n), expExact,
+                 tiny) < 3 * ulp);
+  CHECK(maxError(EltwiseKind::Sigmoid, linspace(-87, 40, n), sigmoidExact,
+                 tiny) < 4 * ulp);
+  CHECK(maxError(EltwiseKind::Tanh, linspace(-10, 10, n), tanhExact, tiny) <
+        4 * ulp);
+  CHECK(maxError(EltwiseKind::Tanh, logspace(1, n / 2), tanhExact, tiny) <
+        4 * ulp);
+  // erf: absolute error (floor 1), then relative near 0.
+  CHECK(maxError(EltwiseKind::Erf, linspace(-6, 6, n), erfExact, 1.0) <
+        2 * ulp);
+  CHECK(maxError(EltwiseKind::Erf, logspace(0.875f, n / 2), erfExact, tiny) <
+        4 * ulp);
+  // gelu and silu relative, including the far negative tail.
+  CHECK(maxError(EltwiseKind::Gelu, linspace(-13, 10, n), geluExact, tiny) <
+        8 * ulp);
+  CHECK(maxError(EltwiseKind::Silu, linspace(-80, 40, n), siluExact, tiny) <
+        6 * ulp);
+}
