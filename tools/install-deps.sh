@@ -3,8 +3,8 @@
 # those already installed. Idempotent; needs root (or sudo).
 set -euo pipefail
 packages=(
-  cmake ninja-build ccache g++ git
-  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  cmake ninja-build ccache gcc g++ git
+  llvm-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libxbyak-dev libcli11-dev catch2
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev
   zlib1g-dev libzstd-dev

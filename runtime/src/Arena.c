@@ -1,7 +1,7 @@
 //===- Arena.c - 64-byte aligned buffers for activations and weights ------===//
 
-#include "LastError.h"
 #include "mlcc/arena.h"
+#include "LastError.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,9 +34,8 @@ mlcc_status mlcc_arena_create(size_t size, mlcc_arena **out_arena) {
   // aligned_alloc wants a multiple of the alignment; size 0 still gets one
   // line, so that the data pointer of any created arena is valid.
   if (size > SIZE_MAX - MLCC_ARENA_ALIGNMENT)
-    return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
-                               "mlcc_arena_create: %zu bytes is too large",
-                               size);
+    return mlcc_last_error_set(
+        MLCC_OUT_OF_MEMORY, "mlcc_arena_create: %zu bytes is too large", size);
   size_t rounded = size == 0 ? MLCC_ARENA_ALIGNMENT
                              : (size + MLCC_ARENA_ALIGNMENT - 1) /
                                    MLCC_ARENA_ALIGNMENT * MLCC_ARENA_ALIGNMENT;
@@ -70,8 +69,8 @@ mlcc_status mlcc_arena_wrap(void *memory, size_t size, size_t required_size,
   if (size < required_size)
     return mlcc_last_error_set(
         MLCC_OUT_OF_RANGE,
-        "mlcc_arena_wrap: arena too small: %zu bytes given, %zu required",
-        size, required_size);
+        "mlcc_arena_wrap: arena too small: %zu bytes given, %zu required", size,
+        required_size);
   return newHandle(memory, size, false, out_arena);
 }
 

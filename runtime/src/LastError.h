@@ -29,9 +29,8 @@ MLCC_EXTERN_C_BEGIN
 /// buffer and returns `status`, so a failing path reads
 /// `return mlcc_last_error_set(MLCC_SHAPE_MISMATCH, "...", ...);`.
 /// Generated code passes text it does not control through "%s".
-MLCC_API mlcc_status mlcc_last_error_set(mlcc_status status,
-                                         const char *format, ...)
-    MLCC_PRINTF_FORMAT(2, 3);
+MLCC_API mlcc_status mlcc_last_error_set(mlcc_status status, const char *format,
+                                         ...) MLCC_PRINTF_FORMAT(2, 3);
 
 /// The va_list form of mlcc_last_error_set.
 MLCC_API mlcc_status mlcc_last_error_setv(mlcc_status status,

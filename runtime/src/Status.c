@@ -3,6 +3,7 @@
 #include "LastError.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *mlcc_status_string(mlcc_status status) {
   switch (status) {
@@ -38,8 +39,12 @@ mlcc_status mlcc_last_error_setv(mlcc_status status, const char *format,
                                  va_list args) {
   if (!format)
     format = "(no message)";
-  if (vsnprintf(LastError, sizeof(LastError), format, args) < 0)
-    LastError[0] = '\0';
+  // Through a copy: the arguments may include the current message, as in
+  // "while running node 'conv1': %s".
+  char message[MLCC_LAST_ERROR_CAPACITY];
+  if (vsnprintf(message, sizeof(message), format, args) < 0)
+    message[0] = '\0';
+  memcpy(LastError, message, sizeof(message));
   return status;
 }
 

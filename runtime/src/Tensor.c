@@ -1,7 +1,7 @@
 //===- Tensor.c - Tensor descriptors and their checks ---------------------===//
 
-#include "LastError.h"
 #include "mlcc/tensor.h"
+#include "LastError.h"
 
 #include <stdio.h>
 
@@ -113,8 +113,8 @@ static mlcc_status checkDescriptor(const mlcc_tensor *t, const char *name) {
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: tensor descriptor is NULL", name);
   if (t->rank < 0)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: rank is negative (%d)",
-                               name, (int)t->rank);
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: rank is negative (%d)", name, (int)t->rank);
   if (t->rank > 0 && !t->dims)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: dims is NULL for rank %d", name,
@@ -135,10 +135,9 @@ mlcc_status mlcc_tensor_check(const mlcc_tensor *t, mlcc_dtype dtype,
   if (!t)
     return checkDescriptor(t, name);
   if (t->dtype != dtype)
-    return mlcc_last_error_set(MLCC_TYPE_MISMATCH,
-                               "%s: expected %s elements, got %s", name,
-                               mlcc_dtype_string(dtype),
-                               mlcc_dtype_string(t->dtype));
+    return mlcc_last_error_set(
+        MLCC_TYPE_MISMATCH, "%s: expected %s elements, got %s", name,
+        mlcc_dtype_string(dtype), mlcc_dtype_string(t->dtype));
   if (t->rank != rank)
     return mlcc_last_error_set(MLCC_SHAPE_MISMATCH,
                                "%s: expected %d dims, got %d", name, (int)rank,
@@ -152,9 +151,9 @@ mlcc_status mlcc_tensor_check(const mlcc_tensor *t, mlcc_dtype dtype,
       continue;
     char got[160], expected[160];
     return mlcc_last_error_set(
-        MLCC_SHAPE_MISMATCH, "%s: dim %d is %lld, expected %lld (shape %s, "
-        "expected %s)", name, (int)i, (long long)t->dims[i],
-        (long long)expected_dims[i],
+        MLCC_SHAPE_MISMATCH,
+        "%s: dim %d is %lld, expected %lld (shape %s, expected %s)", name,
+        (int)i, (long long)t->dims[i], (long long)expected_dims[i],
         formatShape(got, sizeof(got), rank, t->dims),
         formatShape(expected, sizeof(expected), rank, expected_dims));
   }
@@ -164,8 +163,9 @@ mlcc_status mlcc_tensor_check(const mlcc_tensor *t, mlcc_dtype dtype,
   if (!countBytes(rank, t->dims, mlcc_dtype_size(dtype), &count, &bytes)) {
     char shape[160];
     return mlcc_last_error_set(
-        MLCC_OUT_OF_RANGE, "%s: the byte size of a %s tensor of shape %s "
-        "overflows", name, mlcc_dtype_string(dtype),
+        MLCC_OUT_OF_RANGE,
+        "%s: the byte size of a %s tensor of shape %s overflows", name,
+        mlcc_dtype_string(dtype),
         formatShape(shape, sizeof(shape), rank, t->dims));
   }
   if (!t->data && count > 0)
@@ -175,8 +175,7 @@ mlcc_status mlcc_tensor_check(const mlcc_tensor *t, mlcc_dtype dtype,
   return MLCC_OK;
 }
 
-mlcc_status mlcc_tensor_num_elements(const mlcc_tensor *t,
-                                     int64_t *out_count) {
+mlcc_status mlcc_tensor_num_elements(const mlcc_tensor *t, int64_t *out_count) {
   if (!out_count)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "mlcc_tensor_num_elements: out_count is NULL");
@@ -185,8 +184,8 @@ mlcc_status mlcc_tensor_num_elements(const mlcc_tensor *t,
     return status;
   size_t bytes;
   if (!countBytes(t->rank, t->dims, 0, out_count, &bytes))
-    return mlcc_last_error_set(
-        MLCC_OUT_OF_RANGE, "mlcc_tensor_num_elements: the count overflows");
+    return mlcc_last_error_set(MLCC_OUT_OF_RANGE,
+                               "mlcc_tensor_num_elements: the count overflows");
   return MLCC_OK;
 }
 
@@ -204,7 +203,7 @@ mlcc_status mlcc_tensor_byte_size(const mlcc_tensor *t, size_t *out_size) {
                                (int)t->dtype);
   int64_t count;
   if (!countBytes(t->rank, t->dims, elementSize, &count, out_size))
-    return mlcc_last_error_set(
-        MLCC_OUT_OF_RANGE, "mlcc_tensor_byte_size: the size overflows");
+    return mlcc_last_error_set(MLCC_OUT_OF_RANGE,
+                               "mlcc_tensor_byte_size: the size overflows");
   return MLCC_OK;
 }

@@ -3,15 +3,21 @@
 // One job at a time is published through a generation counter. Workers that
 // see a new generation join it and claim chunks from an atomic counter; the
 // calling thread claims chunks too, so a job finishes even before any worker
-// wakes. Idle workers spin for a few microseconds (model code calls
-// parallel_for once per op, back to back, and a futex wake-up costs more than
-// a small op) and then sleep on a condition variable, so an idle pool uses no
-// CPU.
+// wakes.
+//
+// Waiting threads (idle workers, a caller waiting for the last chunk) first
+// spin for up to 50 microseconds, yielding the CPU while they do, and then
+// sleep on a condition variable. Model code calls parallel_for once per op,
+// back to back, and waking a sleeping thread costs a system call (6 to 60 us
+// on a virtual machine) that a small op cannot afford; an idle pool still
+// uses no CPU. The yield matters on machines with more runnable threads than
+// cores: without it a spinning thread can keep the very thread it waits for
+// off its CPU for the whole spin.
 //
 // The calling thread closes the job once every chunk is claimed and then
-// waits until no worker is inside it (`active` == 0). A worker counts itself
-// in `active` before it looks at `open`, and the caller clears `open` before
-// it reads `active`: with sequentially consistent atomics, either the caller
+// waits until no worker is inside it (Active == 0). A worker counts itself
+// in Active before it looks at Open, and the caller clears Open before it
+// reads Active: with sequentially consistent atomics, either the caller
 // waits for that worker or the worker sees the job closed. So the job fields
 // are never rewritten while a worker may still read them.
 //
@@ -21,8 +27,8 @@
 #define _GNU_SOURCE // sched_getaffinity, CPU_COUNT
 #endif
 
-#include "LastError.h"
 #include "mlcc/threadpool.h"
+#include "LastError.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -38,9 +44,12 @@ enum {
   // More chunks than threads, so that a late-waking worker leaves the caller
   // no more than one small chunk of extra work.
   ChunksPerThread = 4,
-  // How long an idle thread spins before it sleeps. Longer than the gap
-  // between two ops of a model run, far shorter than any human-visible time.
+  // How long a waiting thread spins before it sleeps: about the cost of a
+  // wake-up (so spinning never wastes more than twice the best choice),
+  // longer than the gap between two ops of a model run.
   SpinNanoseconds = 50 * 1000,
+  // Pauses before the first yield: about a microsecond.
+  PauseSteps = 64,
   CacheLine = 64,
 };
 
@@ -90,6 +99,29 @@ static int64_t nowNanoseconds(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+// One step of waiting for another thread before blocking: a few pauses (the
+// answer is often a few hundred nanoseconds away), then sched_yield until
+// SpinNanoseconds have passed. False when it is time to block.
+typedef struct Backoff {
+  unsigned Steps;
+  int64_t Start;
+} Backoff;
+
+static bool keepSpinning(Backoff *backoff) {
+  if (backoff->Steps < PauseSteps) {
+    ++backoff->Steps;
+    cpuRelax();
+    return true;
+  }
+  int64_t now = nowNanoseconds();
+  if (backoff->Steps++ == PauseSteps)
+    backoff->Start = now;
+  else if (now - backoff->Start > SpinNanoseconds)
+    return false;
+  sched_yield();
+  return true;
+}
+
 static int32_t cpuCount(void) {
 #ifdef __linux__
   // The CPUs this process may use (taskset, cgroup cpusets), not all online.
@@ -120,16 +152,13 @@ static void runChunks(mlcc_threadpool *pool) {
 // Returns the first generation other than `seen`.
 static uint_fast64_t waitForGeneration(mlcc_threadpool *pool,
                                        uint_fast64_t seen) {
-  int64_t start = nowNanoseconds();
-  for (unsigned spin = 1;; ++spin) {
+  Backoff backoff = {0, 0};
+  do {
     uint_fast64_t generation =
         atomic_load_explicit(&pool->Generation, memory_order_acquire);
     if (generation != seen)
       return generation;
-    cpuRelax();
-    if (spin % 64 == 0 && nowNanoseconds() - start > SpinNanoseconds)
-      break;
-  }
+  } while (keepSpinning(&backoff));
   // Sleepers is raised before Generation is read again; the publisher bumps
   // Generation before it reads Sleepers. One of the two sees the other.
   pthread_mutex_lock(&pool->Mutex);
@@ -146,9 +175,12 @@ static void publish(mlcc_threadpool *pool) {
   atomic_fetch_add(&pool->Generation, 1);
   if (atomic_load(&pool->Sleepers) == 0)
     return;
+  // Taking the mutex orders this publication after any worker's check of
+  // Generation; waking after unlocking spares the woken workers a second
+  // futex wait on a mutex still held here.
   pthread_mutex_lock(&pool->Mutex);
-  pthread_cond_broadcast(&pool->WakeWorkers);
   pthread_mutex_unlock(&pool->Mutex);
+  pthread_cond_broadcast(&pool->WakeWorkers);
 }
 
 static void leaveJob(mlcc_threadpool *pool) {
@@ -156,19 +188,16 @@ static void leaveJob(mlcc_threadpool *pool) {
       !atomic_load(&pool->CallerSleeping))
     return;
   pthread_mutex_lock(&pool->Mutex);
-  pthread_cond_signal(&pool->JobDone);
   pthread_mutex_unlock(&pool->Mutex);
+  pthread_cond_signal(&pool->JobDone);
 }
 
 static void waitForWorkers(mlcc_threadpool *pool) {
-  int64_t start = nowNanoseconds();
-  for (unsigned spin = 1; atomic_load(&pool->Active) != 0; ++spin) {
-    cpuRelax();
-    if (spin % 64 == 0 && nowNanoseconds() - start > SpinNanoseconds)
-      break;
-  }
-  if (atomic_load(&pool->Active) == 0)
-    return;
+  Backoff backoff = {0, 0};
+  do {
+    if (atomic_load(&pool->Active) == 0)
+      return;
+  } while (keepSpinning(&backoff));
   pthread_mutex_lock(&pool->Mutex);
   atomic_store(&pool->CallerSleeping, true);
   while (atomic_load(&pool->Active) != 0)
@@ -211,13 +240,13 @@ mlcc_status mlcc_threadpool_create(int32_t num_threads,
   if (num_threads == 0)
     num_threads = cpuCount();
 
-  // Aligned so that the atomics above sit on cache lines of their own.
-  size_t size = (sizeof(mlcc_threadpool) + CacheLine - 1) / CacheLine *
-                CacheLine;
+  // Aligned, so that the hot atomics sit on cache lines of their own.
+  size_t size =
+      (sizeof(mlcc_threadpool) + CacheLine - 1) / CacheLine * CacheLine;
   mlcc_threadpool *pool = aligned_alloc(CacheLine, size);
-  pthread_t *workers =
-      num_threads > 1 ? calloc((size_t)num_threads - 1, sizeof(pthread_t))
-                      : NULL;
+  pthread_t *workers = num_threads > 1
+                           ? calloc((size_t)num_threads - 1, sizeof(pthread_t))
+                           : NULL;
   if (!pool || (num_threads > 1 && !workers)) {
     free(pool);
     free(workers);
@@ -243,8 +272,8 @@ mlcc_status mlcc_threadpool_create(int32_t num_threads,
     // which on those systems frees nothing that malloc'd memory holds.
     free(workers);
     free(pool);
-    return mlcc_last_error_set(
-        MLCC_INTERNAL, "mlcc_threadpool_create: cannot create a mutex");
+    return mlcc_last_error_set(MLCC_INTERNAL,
+                               "mlcc_threadpool_create: cannot create a mutex");
   }
 
   for (int32_t i = 0; i < num_threads - 1; ++i) {

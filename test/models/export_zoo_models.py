@@ -39,7 +39,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
 
@@ -47,7 +46,6 @@ import numpy as np
 import onnx
 import torch
 import torchvision
-from onnx import numpy_helper
 from torch import nn
 from torch.nn import functional as F
 

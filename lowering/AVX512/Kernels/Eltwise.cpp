@@ -39,15 +39,24 @@ struct KindName {
 
 // Graph dialect mnemonics, as the reference registry spells them.
 constexpr KindName kKindNames[] = {
-    {EltwiseKind::Relu, "relu"},         {EltwiseKind::LeakyRelu, "leaky_relu"},
-    {EltwiseKind::Clip, "clip"},         {EltwiseKind::Neg, "neg"},
-    {EltwiseKind::Abs, "abs"},           {EltwiseKind::Sigmoid, "sigmoid"},
-    {EltwiseKind::Tanh, "tanh"},         {EltwiseKind::Exp, "exp"},
-    {EltwiseKind::Erf, "erf"},           {EltwiseKind::Gelu, "gelu"},
-    {EltwiseKind::HardSwish, "hard_swish"}, {EltwiseKind::Silu, "silu"},
-    {EltwiseKind::Add, "add"},           {EltwiseKind::Sub, "sub"},
-    {EltwiseKind::Mul, "mul"},           {EltwiseKind::Div, "div"},
-    {EltwiseKind::Max, "max"},           {EltwiseKind::Min, "min"},
+    {EltwiseKind::Relu, "relu"},
+    {EltwiseKind::LeakyRelu, "leaky_relu"},
+    {EltwiseKind::Clip, "clip"},
+    {EltwiseKind::Neg, "neg"},
+    {EltwiseKind::Abs, "abs"},
+    {EltwiseKind::Sigmoid, "sigmoid"},
+    {EltwiseKind::Tanh, "tanh"},
+    {EltwiseKind::Exp, "exp"},
+    {EltwiseKind::Erf, "erf"},
+    {EltwiseKind::Gelu, "gelu"},
+    {EltwiseKind::HardSwish, "hard_swish"},
+    {EltwiseKind::Silu, "silu"},
+    {EltwiseKind::Add, "add"},
+    {EltwiseKind::Sub, "sub"},
+    {EltwiseKind::Mul, "mul"},
+    {EltwiseKind::Div, "div"},
+    {EltwiseKind::Max, "max"},
+    {EltwiseKind::Min, "min"},
 };
 
 bool isKnownKind(EltwiseKind kind) {
@@ -103,8 +112,7 @@ Status validate(const EltwiseSpec &spec) {
     const EltwiseOp &op = spec.ops[i];
     MLCC_CHECK(isKnownKind(op.kind), name, ": op ", i, " has unsupported kind ",
                static_cast<unsigned>(op.kind));
-    if (!isBinary(op.kind) ||
-        op.rhs.kind == EltwiseOperand::Kind::Constant)
+    if (!isBinary(op.kind) || op.rhs.kind == EltwiseOperand::Kind::Constant)
       continue;
     const char *opName = eltwiseKindName(op.kind);
     MLCC_CHECK(op.rhs.kind == EltwiseOperand::Kind::Array ||
@@ -166,8 +174,7 @@ private:
   /// One pass of the chain over `lanes` consecutive vectors at the current
   /// pointers; `tail` masks everything with kTail_ (then lanes == 1).
   void block(int lanes, bool tail);
-  void applyBinary(const EltwiseOp &op, const EltwiseLane &l, int u,
-                   bool tail);
+  void applyBinary(const EltwiseOp &op, const EltwiseLane &l, int u, bool tail);
   void advance(int lanes);
 };
 

@@ -80,10 +80,10 @@ struct EltwiseOperand {
 /// One op of a chain, applied to the running value x.
 struct EltwiseOp {
   EltwiseKind kind = EltwiseKind::Relu;
-  float alpha = 0.01f;                  // leaky_relu
-  float lo = -FLT_MAX, hi = FLT_MAX;    // clip
-  EltwiseOperand rhs;                   // binary
-  bool swapped = false;                 // binary: rhs op x
+  float alpha = 0.01f;               // leaky_relu
+  float lo = -FLT_MAX, hi = FLT_MAX; // clip
+  EltwiseOperand rhs;                // binary
+  bool swapped = false;              // binary: rhs op x
 
   static EltwiseOp unary(EltwiseKind kind) {
     EltwiseOp op;

@@ -57,8 +57,8 @@ x = chebyshev_nodes(1e-4, 0.875)
 c, e = minimax(x * x, erf(x) / x, x / erf(x), 5)
 show("erf P", c, e)
 
-# erfc(a) = exp(-a^2) R(t), t = 1 / (1 + 0.4 a), a in [0.875, 10], relative.
-a = chebyshev_nodes(0.875, 10.0, 8000)
+# erfc(a) = exp(-a^2) R(t), t = 1 / (1 + 0.6 a), a in [0.5, 10], relative.
+a = chebyshev_nodes(0.5, 10.0, 8000)
 g = erfc(a) * np.exp(a * a)
-c, e = minimax(1 / (1 + 0.4 * a), g, 1 / g, 7)
+c, e = minimax(1 / (1 + 0.6 * a), g, 1 / g, 8, iters=1000)
 show("erfc R", c, e)

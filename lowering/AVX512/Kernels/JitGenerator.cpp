@@ -43,7 +43,8 @@ const Xbyak::Operand &JitGenerator::cstBits(uint32_t bits) {
     return reg->second;
   auto it = poolOperands_.find(bits);
   if (it == poolOperands_.end()) {
-    Xbyak::Address a = ptr_b[rip + pool_ + static_cast<int>(4 * poolSlot(bits))];
+    Xbyak::Address a =
+        ptr_b[rip + pool_ + static_cast<int>(4 * poolSlot(bits))];
     it = poolOperands_.emplace(bits, a).first;
   }
   return it->second;
@@ -127,8 +128,8 @@ void JitGenerator::alignCode(size_t alignment, bool withNops) {
 Status JitGenerator::finish(const std::string &what,
                             std::vector<uint8_t> &code) const {
   if (int err = Xbyak::GetError())
-    return Status::error(what, ": code generation failed: ",
-                         Xbyak::ConvertErrorToString(err));
+    return Status::error(
+        what, ": code generation failed: ", Xbyak::ConvertErrorToString(err));
   if (hasUndefinedLabel())
     return Status::error(what, ": code generation failed: undefined label");
   code.assign(getCode(), getCode() + getSize());

@@ -1,4 +1,4 @@
-//===- arena.h - 64-byte aligned buffers for activations and weights -*- C -*-//
+//===- arena.h - Aligned buffers for activations and weights ------*- C -*-===//
 //
 // Generated model code places every intermediate tensor at a fixed offset in
 // one activation arena (its size is a constant in the model's header), and

@@ -42,9 +42,9 @@ typedef enum mlcc_dtype {
 /// The layout is fixed (generated code reads it by offset): 24 bytes on
 /// 64-bit targets.
 typedef struct mlcc_tensor {
-  void *data;     ///< dense row-major elements; NULL only if there are none
-  int64_t *dims;  ///< rank extents, each >= 0; NULL only when rank is 0
-  int32_t rank;   ///< number of dims; 0 is a scalar
+  void *data;    ///< dense row-major elements; NULL only if there are none
+  int64_t *dims; ///< rank extents, each >= 0; NULL only when rank is 0
+  int32_t rank;  ///< number of dims; 0 is a scalar
   mlcc_dtype dtype;
 } mlcc_tensor;
 

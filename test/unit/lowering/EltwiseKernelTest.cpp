@@ -36,6 +36,16 @@ constexpr float kInfF = std::numeric_limits<float>::infinity();
 
 const int64_t kSizes[] = {0, 1, 15, 16, 17, 33, 1000, 4099};
 
+/// Generating needs no AVX-512, running does. On a host without it the
+/// test cases that run kernels say so and stop, rather than die of SIGILL.
+#define MLCC_REQUIRE_AVX512F()                                                 \
+  do {                                                                         \
+    if (!__builtin_cpu_supports("avx512f")) {                                  \
+      WARN("this CPU has no AVX-512F: kernels not run");                       \
+      return;                                                                  \
+    }                                                                          \
+  } while (0)
+
 //===----------------------------------------------------------------------===//
 // Running a kernel
 //===----------------------------------------------------------------------===//
@@ -116,9 +126,8 @@ std::vector<float> reference(const EltwiseOp &op, const std::vector<float> &x,
   case EltwiseKind::Silu: {
     std::vector<float> y(x.size());
     for (size_t i = 0; i < x.size(); ++i)
-      y[i] = static_cast<float>(op.kind == EltwiseKind::Gelu
-                                    ? geluExact(x[i])
-                                    : siluExact(x[i]));
+      y[i] = static_cast<float>(op.kind == EltwiseKind::Gelu ? geluExact(x[i])
+                                                             : siluExact(x[i]));
     return y;
   }
   default:
@@ -196,14 +205,16 @@ void requireClose(const std::vector<float> &got, const std::vector<float> &want,
 }
 
 /// Our approximations are within a few ulp; the reference's f32 libm
-/// calls within one.
+/// calls within one. Results below the normal range are held to an
+/// absolute bound: a subnormal has fewer bits than an ulp bound assumes.
 Tolerance toleranceOf(EltwiseKind kind) {
+  const double subnormal = std::numeric_limits<float>::min();
   switch (kind) {
   case EltwiseKind::Sigmoid:
   case EltwiseKind::Tanh:
   case EltwiseKind::Exp:
   case EltwiseKind::Silu:
-    return {1e-6, 1e-44};
+    return {1e-6, subnormal};
   case EltwiseKind::Erf:
     return {1e-6, 1e-7};
   case EltwiseKind::Gelu:
@@ -215,12 +226,16 @@ Tolerance toleranceOf(EltwiseKind kind) {
   }
 }
 
+/// The ops' errors add up. A later add or sub can cancel most of a value
+/// and leave an earlier op's error large relative to the result, so each
+/// op's relative error also counts against the largest intermediate, which
+/// stays below 4 in these tests.
 Tolerance chainTolerance(const EltwiseSpec &spec) {
   Tolerance t;
   for (const EltwiseOp &op : spec.ops) {
     Tolerance o = toleranceOf(op.kind);
     t.rtol += o.rtol;
-    t.atol += o.atol;
+    t.atol += o.atol + 4 * o.rtol;
   }
   return t;
 }
@@ -264,10 +279,11 @@ std::vector<UnaryCase> unaryCases() {
 
 TEST_CASE("each unary op matches the reference at every size",
           "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
   for (const UnaryCase &c : unaryCases()) {
     for (int64_t n : kSizes) {
-      INFO(eltwiseKindName(c.op.kind) << " alpha " << c.op.alpha << ", n "
-                                      << n);
+      INFO(eltwiseKindName(c.op.kind)
+           << " alpha " << c.op.alpha << ", n " << n);
       EltwiseSpec spec = specOf({c.op}, n);
       std::vector<std::vector<float>> srcs = {sample(n, c.lo, c.hi)};
       requireClose(run(spec, srcs), referenceChain(spec, srcs),
@@ -278,6 +294,7 @@ TEST_CASE("each unary op matches the reference at every size",
 
 TEST_CASE("each binary op matches the reference for each operand form",
           "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
   using K = EltwiseKind;
   const K kinds[] = {K::Add, K::Sub, K::Mul, K::Div, K::Max, K::Min};
   const EltwiseOperand operands[] = {EltwiseOperand::array(1),
@@ -287,10 +304,9 @@ TEST_CASE("each binary op matches the reference for each operand form",
     for (const EltwiseOperand &rhs : operands)
       for (bool swapped : {false, true})
         for (int64_t n : kSizes) {
-          INFO(eltwiseKindName(kind) << ", operand kind "
-                                     << static_cast<int>(rhs.kind)
-                                     << (swapped ? ", swapped" : "") << ", n "
-                                     << n);
+          INFO(eltwiseKindName(kind)
+               << ", operand kind " << static_cast<int>(rhs.kind)
+               << (swapped ? ", swapped" : "") << ", n " << n);
           EltwiseSpec spec = specOf({EltwiseOp::binary(kind, rhs, swapped)}, n);
           std::vector<std::vector<float>> srcs = {
               sample(n, -4, 4, 1), sample(n, -4, 4, 2), {1.25f}};
@@ -300,6 +316,7 @@ TEST_CASE("each binary op matches the reference for each operand form",
 
 TEST_CASE("a three-op chain runs in registers and matches op by op",
           "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
   using K = EltwiseKind;
   std::vector<std::vector<EltwiseOp>> chains = {
       // Conv epilogue: bias, activation, scale.
@@ -326,6 +343,7 @@ TEST_CASE("a three-op chain runs in registers and matches op by op",
 
 TEST_CASE("every unroll and constant placement gives the same results",
           "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
   using K = EltwiseKind;
   std::vector<EltwiseOp> chain = {
       EltwiseOp::binary(K::Max, EltwiseOperand::array(1), true),
@@ -348,10 +366,11 @@ TEST_CASE("every unroll and constant placement gives the same results",
 }
 
 TEST_CASE("special values follow the reference", "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
   const float denorm = std::numeric_limits<float>::denorm_min();
-  std::vector<float> x = {kNanF, -kNanF,  kInfF,    -kInfF, 0.0f,  -0.0f,
+  std::vector<float> x = {kNanF,  -kNanF,  kInfF,   -kInfF,  0.0f,  -0.0f,
                           denorm, -denorm, 1e-30f,  -1e-30f, 3e38f, -3e38f,
-                          88.7f,  -88.7f,  -103.0f, 1e-7f,  -1e-7f};
+                          88.7f,  -88.7f,  -103.0f, 1e-7f,   -1e-7f};
   int64_t n = static_cast<int64_t>(x.size());
   for (const UnaryCase &c : unaryCases()) {
     INFO(eltwiseKindName(c.op.kind));
@@ -380,6 +399,7 @@ TEST_CASE("special values follow the reference", "[avx512][eltwise]") {
 }
 
 TEST_CASE("the output may be the input", "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
   int64_t n = 100;
   std::vector<float> x = sample(n, -2, 2);
   EltwiseSpec spec =
@@ -404,15 +424,15 @@ TEST_CASE("the output may be the input", "[avx512][eltwise]") {
 
 TEST_CASE("the bytes run unchanged wherever they are copied",
           "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
   // Constants are used by every transcendental: all in the pool, and some
   // preloaded, both reached RIP-relative.
   for (bool inRegs : {true, false}) {
     int64_t n = 1000;
-    EltwiseSpec spec =
-        specOf({EltwiseOp::unary(EltwiseKind::Gelu),
-                EltwiseOp::binary(EltwiseKind::Add,
-                                  EltwiseOperand::constant(0.25f))},
-               n);
+    EltwiseSpec spec = specOf(
+        {EltwiseOp::unary(EltwiseKind::Gelu),
+         EltwiseOp::binary(EltwiseKind::Add, EltwiseOperand::constant(0.25f))},
+        n);
     spec.constantsInRegisters = inRegs;
     std::vector<uint8_t> code = generate(spec);
     std::vector<std::vector<float>> srcs = {sample(n, -4, 4)};
@@ -425,6 +445,19 @@ TEST_CASE("the bytes run unchanged wherever they are copied",
     // on where the scratch buffer was allocated.
     CHECK(generate(spec) == code);
   }
+}
+
+TEST_CASE("generation is deterministic and needs no AVX-512",
+          "[avx512][eltwise]") {
+  EltwiseSpec spec =
+      specOf({EltwiseOp::unary(EltwiseKind::Tanh),
+              EltwiseOp::binary(EltwiseKind::Min, EltwiseOperand::array(3))},
+             4099);
+  std::vector<uint8_t> code = generate(spec);
+  CHECK(generate(spec) == code);
+  // An empty array touches nothing: the postamble alone, vzeroupper; ret.
+  spec.n = 0;
+  CHECK(generate(spec) == std::vector<uint8_t>{0xc5, 0xf8, 0x77, 0xc3});
 }
 
 //===----------------------------------------------------------------------===//
@@ -528,15 +561,16 @@ double erfExact(double x) { return std::erf(x); }
 
 } // namespace
 
-// The bounds are those stated in EltwiseInjector.cpp, with a little room:
-// relative errors in units of 2^-23 (1.19e-7, one f32 ulp at 1).
+// The bounds measured in EltwiseInjector.cpp, with room of about two:
+// errors in units of 2^-23 (1.19e-7, one f32 ulp at 1).
 TEST_CASE("transcendentals stay within their stated error bounds",
           "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
   const double ulp = std::ldexp(1.0, -23);
   const int64_t n = 1 << 18;
   const double tiny = std::numeric_limits<float>::min(); // relative above
-  CHECK(maxError(EltwiseKind::Exp, linspace(-87.3f, 88.7f, n), expExact,
-                 tiny) < 3 * ulp);
+  CHECK(maxError(EltwiseKind::Exp, linspace(-87.3f, 88.7f, n), expExact, tiny) <
+        1.5 * ulp);
   CHECK(maxError(EltwiseKind::Sigmoid, linspace(-87, 40, n), sigmoidExact,
                  tiny) < 4 * ulp);
   CHECK(maxError(EltwiseKind::Tanh, linspace(-10, 10, n), tanhExact, tiny) <

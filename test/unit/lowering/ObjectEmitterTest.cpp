@@ -201,7 +201,7 @@ struct SymbolInfo {
 
 } // namespace
 
-TEST_CASE("object emitter: symbols, sections and bytes", "[object-emitter]") {
+TEST_CASE("object emitter: ELF symbols and sections", "[object-emitter]") {
   Blobs blobs = makeBlobs();
   SmallVector<char, 0> obj = emitOrFail(blobs);
 
@@ -392,7 +392,8 @@ int main(void) {
   CHECK(sawStack);
 }
 
-TEST_CASE("object emitter: same input, same bytes", "[object-emitter]") {
+TEST_CASE("object emitter: same input gives the same bytes",
+          "[object-emitter]") {
   Blobs blobs = makeBlobs();
   SmallVector<char, 0> first = emitOrFail(blobs);
   SmallVector<char, 0> second = emitOrFail(blobs);
@@ -426,8 +427,7 @@ TEST_CASE("object emitter: .text as the kernel section", "[object-emitter]") {
   CHECK(sawWeights);
 }
 
-TEST_CASE("object emitter: errors are reported, not fatal",
-          "[object-emitter]") {
+TEST_CASE("object emitter: bad input returns an error", "[object-emitter]") {
   struct Case {
     const char *what;
     std::function<void(Blobs &, Module &, ObjectEmitterOptions &)> mutate;

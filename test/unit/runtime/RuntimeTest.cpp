@@ -1,7 +1,7 @@
-//===- RuntimeTest.cpp - The mlcc runtime C API: status, pool, arena, tensor ===//
+//===- RuntimeTest.cpp - The runtime C API: status, pool, arena, tensor ---===//
 
-#include "mlcc/Reference/Tensor.h"
 #include "mlcc/runtime.h"
+#include "mlcc/Reference/Tensor.h"
 
 // Not public: the setter that runtime and generated code record messages with.
 #include "LastError.h"
@@ -91,12 +91,10 @@ TEST_CASE("status strings name every code", "[runtime][status]") {
   CHECK(std::string(mlcc_status_string(MLCC_OK)) == "ok");
   CHECK(std::string(mlcc_status_string(MLCC_INVALID_ARGUMENT)) ==
         "invalid argument");
-  CHECK(std::string(mlcc_status_string(MLCC_OUT_OF_MEMORY)) ==
-        "out of memory");
+  CHECK(std::string(mlcc_status_string(MLCC_OUT_OF_MEMORY)) == "out of memory");
   CHECK(std::string(mlcc_status_string(MLCC_SHAPE_MISMATCH)) ==
         "shape mismatch");
-  CHECK(std::string(mlcc_status_string(MLCC_TYPE_MISMATCH)) ==
-        "type mismatch");
+  CHECK(std::string(mlcc_status_string(MLCC_TYPE_MISMATCH)) == "type mismatch");
   CHECK(std::string(mlcc_status_string(MLCC_OUT_OF_RANGE)) == "out of range");
   CHECK(std::string(mlcc_status_string(MLCC_UNSUPPORTED)) == "unsupported");
   CHECK(std::string(mlcc_status_string(MLCC_INTERNAL)) == "internal error");
@@ -112,14 +110,22 @@ TEST_CASE("status strings name every code", "[runtime][status]") {
 
 TEST_CASE("the last error formats, truncates and survives success",
           "[runtime][status]") {
-  CHECK(mlcc_last_error_set(MLCC_SHAPE_MISMATCH, "input '%s': expected %d "
-                            "dims, got %d", "x", 4, 3) == MLCC_SHAPE_MISMATCH);
+  CHECK(mlcc_last_error_set(MLCC_SHAPE_MISMATCH,
+                            "input '%s': expected %d "
+                            "dims, got %d",
+                            "x", 4, 3) == MLCC_SHAPE_MISMATCH);
   CHECK(lastError() == "input 'x': expected 4 dims, got 3");
   // Success does not clear it (errno semantics).
   mlcc_arena *arena = nullptr;
   REQUIRE(mlcc_arena_create(16, &arena) == MLCC_OK);
   mlcc_arena_destroy(arena);
   CHECK(lastError() == "input 'x': expected 4 dims, got 3");
+
+  // The current message may be an argument of the next.
+  mlcc_last_error_set(MLCC_SHAPE_MISMATCH, "while running node '%s': %s",
+                      "conv1", mlcc_last_error_message());
+  CHECK(lastError() ==
+        "while running node 'conv1': input 'x': expected 4 dims, got 3");
 
   std::string longText(5000, 'a');
   mlcc_last_error_set(MLCC_INTERNAL, "%s", longText.c_str());
@@ -356,8 +362,8 @@ TEST_CASE("wrapping caller memory checks alignment and size",
     mlcc_arena_destroy(arena);
   }
   SECTION("misaligned") {
-    size_t offset = GENERATE(size_t(1), size_t(8), size_t(16), size_t(32),
-                             size_t(63));
+    size_t offset =
+        GENERATE(size_t(1), size_t(8), size_t(16), size_t(32), size_t(63));
     CAPTURE(offset);
     CHECK(mlcc_arena_wrap(buffer + offset, 512, 256, &arena) ==
           MLCC_INVALID_ARGUMENT);
