@@ -128,11 +128,12 @@ def latestSchemas():
     return [latest[k] for k in sorted(latest)]
 
 
-def operandList(params, kind):
-    """Returns (ods entries, table entries) for inputs or outputs."""
+def operandList(params, taken=frozenset()):
+    """ODS entries for the inputs or outputs `params`, and whether the last is
+    variadic. Names in `taken` (an output named like an input) get "_out"."""
     entries, variadic = [], False
     for p in params:
-        name = p.name
+        name = p.name if p.name not in taken else p.name + "_out"
         if p.option == OPTION.Variadic:
             entries.append(f"Variadic<AnyTensor>:${name}")
             variadic = True
@@ -160,19 +161,9 @@ def main(outDir):
     td.append("")
     for s in schemas:
         mn = mnemonic(s.name)
-        ins, varIn = operandList(s.inputs, "in")
+        ins, varIn = operandList(s.inputs)
         inNames = {p.name for p in s.inputs}
-        outs = []
-        varOut = False
-        for p in s.outputs:
-            name = p.name if p.name not in inNames else p.name + "_out"
-            if p.option == OPTION.Variadic:
-                outs.append(f"Variadic<AnyTensor>:${name}")
-                varOut = True
-            elif p.option == OPTION.Optional:
-                outs.append(f"AnyTensorOrNone:${name}")
-            else:
-                outs.append(f"AnyTensor:${name}")
+        outs, varOut = operandList(s.outputs, inNames)
         attrs = []
         for a in sorted(s.attributes.values(), key=lambda a: a.name):
             if a.type not in ATTR_TYPES or a.name in inNames:
