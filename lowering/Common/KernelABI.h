@@ -81,6 +81,53 @@ _Static_assert(offsetof(mlcc_eltwise_args, dst) == 32, "eltwise ABI");
 _Static_assert(offsetof(mlcc_eltwise_args, n) == 40, "eltwise ABI");
 #endif
 
+/*===----------------------------------------------------------------------===*\
+|* F32 matrix multiplication (lowering/AVX512/Kernels/Gemm.h)                 *|
+\*===----------------------------------------------------------------------===*/
+
+/** Arguments of a generated gemm: c = epilogue(a * B + bias), M x N, with
+ *  B packed at compile time (packB in Gemm.h describes the layout). Shapes
+ *  and leading dimensions are baked into the code. bias (N elements) is
+ *  read only by kernels generated with one; it may be NULL otherwise. */
+typedef struct mlcc_gemm_args {
+  const float *a;
+  const float *packed_b;
+  const float *bias;
+  float *c;
+} mlcc_gemm_args;
+
+typedef void (*mlcc_gemm_kernel_fn)(const mlcc_gemm_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_gemm_args, packed_b) == 8, "gemm ABI");
+static_assert(offsetof(mlcc_gemm_args, bias) == 16, "gemm ABI");
+static_assert(offsetof(mlcc_gemm_args, c) == 24, "gemm ABI");
+#else
+_Static_assert(offsetof(mlcc_gemm_args, packed_b) == 8, "gemm ABI");
+_Static_assert(offsetof(mlcc_gemm_args, bias) == 16, "gemm ABI");
+_Static_assert(offsetof(mlcc_gemm_args, c) == 24, "gemm ABI");
+#endif
+
+/*===----------------------------------------------------------------------===*\
+|* 2-D and global pooling (lowering/AVX512/Kernels/Pool.h)                    *|
+\*===----------------------------------------------------------------------===*/
+
+/** Arguments of a generated pooling kernel: src is the [N, C, H, W] f32
+ *  input, dst the [N, C, OH, OW] output (1 x 1 for the global pools); every
+ *  dim is baked into the code. */
+typedef struct mlcc_pool_args {
+  const float *src;
+  float *dst;
+} mlcc_pool_args;
+
+typedef void (*mlcc_pool_kernel_fn)(const mlcc_pool_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_pool_args, dst) == 8, "pool ABI");
+#else
+_Static_assert(offsetof(mlcc_pool_args, dst) == 8, "pool ABI");
+#endif
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

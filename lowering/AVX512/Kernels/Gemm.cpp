@@ -1,0 +1,364 @@
+//===- Gemm.cpp - AVX-512 f32 GEMM kernels --------------------------------===//
+//
+// A register-blocked microkernel in the manner of BLIS/oneDNN's brgemm: an
+// R x V block of C (R rows, V zmm vectors of 16 columns) stays in
+// accumulators for the whole K loop; each k loads V vectors of packed B and
+// broadcasts R elements of A, then issues R * V independent FMAs, enough to
+// cover the FMA latency. Loops run over column blocks (outer, so a K x 16V
+// slice of B stays in L2 while every row block reuses it) and row blocks
+// (inner). Every count is a constant of the code: the N tail is a smaller
+// column block whose last vector is stored through an opmask, the M tail a
+// smaller row block, so no tail is tested at run time.
+//
+// Register plan (rbx and r12 are saved, the rest is caller-saved):
+//   rdi  args          r8  B column block     r9  C column block
+//   r10  bias block    rsi A row block        rdx C row block
+//   rax  A at k        r11 B at k             rcx k loop counter
+//   rbx  row counter   r12 column counter
+//   k1   mask of the last N vector             k2  epilogue scratch mask
+//   zmm  accumulators from 0, then V B vectors and two A broadcasts; after
+//        the K loop the registers above the accumulators are the bias and
+//        the epilogue's scratch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Gemm.h"
+#include "EltwiseInjector.h"
+#include "JitGenerator.h"
+
+#include "KernelABI.h"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace mlcc::avx512 {
+
+namespace {
+
+constexpr int kNumZmm = 32;
+constexpr int kMaxBlockRows = 6;
+constexpr int kMaxBlockVectors = 8;
+/// k steps per iteration of the K loop: amortises the pointer updates and
+/// the branch.
+constexpr int64_t kUnrollK = 4;
+/// Byte offsets are 32-bit displacements and immediates.
+constexpr int64_t kMaxBytes = int64_t(1) << 31;
+
+/// Registers a block of `rows` x `vectors` needs inside the K loop.
+int blockRegisters(int rows, int vectors) {
+  return rows * vectors + vectors + 2;
+}
+
+Status validate(const GemmSpec &spec, int64_t lda, int64_t ldc) {
+  const std::string &name = spec.name;
+  MLCC_CHECK(spec.m >= 0 && spec.n >= 0 && spec.k >= 0, name,
+             ": gemm sizes M=", spec.m, " N=", spec.n, " K=", spec.k,
+             " must not be negative");
+  MLCC_CHECK(lda >= spec.k, name, ": lda ", lda, " is smaller than K ", spec.k);
+  MLCC_CHECK(ldc >= spec.n, name, ": ldc ", ldc, " is smaller than N ", spec.n);
+  // Checked by division so that the products cannot overflow.
+  const int64_t maxFloats = kMaxBytes / 4;
+  MLCC_CHECK(spec.m == 0 || lda <= maxFloats / spec.m, name, ": A of ", spec.m,
+             " rows of ", lda, " floats is too large (2 GiB at most)");
+  MLCC_CHECK(spec.m == 0 || ldc <= maxFloats / spec.m, name, ": C of ", spec.m,
+             " rows of ", ldc, " floats is too large (2 GiB at most)");
+  int64_t panels = (spec.n + kGemmPanel - 1) / kGemmPanel;
+  MLCC_CHECK(panels == 0 || spec.k <= maxFloats / (panels * kGemmPanel), name,
+             ": packed B of ", spec.k, " x ", spec.n,
+             " is too large (2 GiB at most)");
+  MLCC_CHECK(spec.blockRows >= 0 && spec.blockRows <= kMaxBlockRows, name,
+             ": block rows ", spec.blockRows, " is not in [0, ", kMaxBlockRows,
+             "]");
+  MLCC_CHECK(spec.blockVectors >= 0 && spec.blockVectors <= kMaxBlockVectors,
+             name, ": block vectors ", spec.blockVectors, " is not in [0, ",
+             kMaxBlockVectors, "]");
+  for (size_t i = 0; i < spec.epilogue.size(); ++i) {
+    const EltwiseOp &op = spec.epilogue[i];
+    MLCC_CHECK(static_cast<unsigned>(op.kind) <=
+                   static_cast<unsigned>(EltwiseKind::Min),
+               name, ": epilogue op ", i, " has unsupported kind ",
+               static_cast<unsigned>(op.kind));
+    MLCC_CHECK(!isBinary(op.kind) ||
+                   op.rhs.kind == EltwiseOperand::Kind::Constant,
+               name, ": epilogue op ", i, " (", eltwiseKindName(op.kind),
+               ") has a run-time operand; a gemm epilogue takes constants "
+               "only");
+  }
+  return Status::success();
+}
+
+class GemmKernel : public JitGenerator {
+public:
+  GemmKernel(std::vector<uint8_t> &buffer, const GemmSpec &spec, int64_t lda,
+             int64_t ldc, int rows, int vectors)
+      : JitGenerator(buffer), spec_(spec), lda_(lda), ldc_(ldc), rows_(rows),
+        vectors_(vectors), injector_(*this) {}
+
+  void generate();
+
+private:
+  const GemmSpec &spec_;
+  const int64_t lda_, ldc_;
+  const int rows_, vectors_;
+  EltwiseInjector injector_;
+
+  const Xbyak::Reg64 regArgs_ = rdi;
+  const Xbyak::Reg64 regBCol_ = r8;
+  const Xbyak::Reg64 regCCol_ = r9;
+  const Xbyak::Reg64 regBiasCol_ = r10;
+  const Xbyak::Reg64 regARow_ = rsi;
+  const Xbyak::Reg64 regCRow_ = rdx;
+  const Xbyak::Reg64 regAK_ = rax;
+  const Xbyak::Reg64 regBK_ = r11;
+  const Xbyak::Reg64 regKIter_ = rcx;
+  const Xbyak::Reg64 regRowIter_ = rbx;
+  const Xbyak::Reg64 regColIter_ = r12;
+  const Xbyak::Opmask kTail_ = k1;
+
+  /// `count` column blocks of `vectors` vectors; `masked`: the last vector
+  /// of the (single) block is the N tail.
+  void columnBlocks(int64_t count, int vectors, bool masked);
+  void rowBlocks(int vectors, bool masked);
+  void microkernel(int rows, int vectors, bool masked);
+  /// One k step at `u` steps past the K pointers.
+  void kStep(int rows, int vectors, int64_t u);
+  void epilogue(int rows, int vectors, bool masked);
+
+  static Xbyak::Zmm acc(int i, int j, int vectors) {
+    return Xbyak::Zmm(i * vectors + j);
+  }
+};
+
+void GemmKernel::kStep(int rows, int vectors, int64_t u) {
+  const int free = rows * vectors;
+  for (int j = 0; j < vectors; ++j)
+    vmovups(Xbyak::Zmm(free + j),
+            ptr[regBK_ + static_cast<int>((j * spec_.k + u) * kZmmBytes)]);
+  for (int i = 0; i < rows; ++i) {
+    // Two broadcast registers alternate so that row i + 1's load does not
+    // wait for row i's FMAs to read theirs.
+    Xbyak::Zmm a(free + vectors + i % 2);
+    vbroadcastss(a, ptr[regAK_ + static_cast<int>((i * lda_ + u) * 4)]);
+    for (int j = 0; j < vectors; ++j)
+      vfmadd231ps(acc(i, j, vectors), Xbyak::Zmm(free + j), a);
+  }
+}
+
+void GemmKernel::epilogue(int rows, int vectors, bool masked) {
+  const int free = rows * vectors;
+  if (spec_.bias) {
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Address a = ptr[regBiasCol_ + j * kZmmBytes];
+      // bias has exactly N elements: the tail is masked like C's.
+      if (masked && j == vectors - 1)
+        vmovups(Xbyak::Zmm(free + j) | kTail_ | T_z, a);
+      else
+        vmovups(Xbyak::Zmm(free + j), a);
+    }
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < vectors; ++j)
+        vaddps(acc(i, j, vectors), acc(i, j, vectors), Xbyak::Zmm(free + j));
+  }
+  // Op-major, as the eltwise kernel: the accumulators' independent chains
+  // interleave. Every lane shares the scratch above the accumulators.
+  for (const EltwiseOp &op : spec_.epilogue)
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < vectors; ++j) {
+        EltwiseLane l;
+        l.x = acc(i, j, vectors);
+        for (int t = 0; t < kEltwiseMaxTemps; ++t)
+          l.t[t] = Xbyak::Zmm(free + t);
+        l.k = k2;
+        if (!isBinary(op.kind)) {
+          injector_.unary(op, l);
+        } else if (EltwiseInjector::rhsInRegister(op)) {
+          loadCst(l.t[0], op.rhs.value);
+          injector_.binary(op, l, l.t[0]);
+        } else {
+          injector_.binary(op, l, cst(op.rhs.value));
+        }
+      }
+}
+
+void GemmKernel::microkernel(int rows, int vectors, bool masked) {
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Zmm z = acc(i, j, vectors);
+      vpxord(z, z, z); // vxorps on zmm would need AVX-512DQ
+    }
+  const int64_t iters = spec_.k / kUnrollK;
+  const int64_t rest = spec_.k % kUnrollK;
+  if (spec_.k > 0) {
+    mov(regAK_, regARow_);
+    mov(regBK_, regBCol_);
+  }
+  if (iters > 0) {
+    Xbyak::Label loop;
+    if (iters > 1) {
+      mov(regKIter_, iters);
+      alignCode(32, /*withNops=*/true);
+      L(loop);
+    }
+    for (int64_t u = 0; u < kUnrollK; ++u)
+      kStep(rows, vectors, u);
+    if (iters > 1 || rest) {
+      add(regAK_, static_cast<int>(kUnrollK * 4));
+      add(regBK_, static_cast<int>(kUnrollK * kZmmBytes));
+    }
+    if (iters > 1) {
+      dec(regKIter_);
+      jnz(loop, T_NEAR);
+    }
+  }
+  for (int64_t u = 0; u < rest; ++u)
+    kStep(rows, vectors, u);
+
+  epilogue(rows, vectors, masked);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Address c =
+          ptr[regCRow_ + static_cast<int>(i * ldc_ * 4 + j * kZmmBytes)];
+      if (masked && j == vectors - 1)
+        vmovups(c | kTail_, acc(i, j, vectors));
+      else
+        vmovups(c, acc(i, j, vectors));
+    }
+}
+
+void GemmKernel::rowBlocks(int vectors, bool masked) {
+  mov(regARow_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, a))]);
+  mov(regCRow_, regCCol_);
+  const int64_t full = spec_.m / rows_;
+  const int tail = static_cast<int>(spec_.m % rows_);
+  if (full > 0) {
+    Xbyak::Label loop;
+    if (full > 1) {
+      mov(regRowIter_, full);
+      L(loop);
+    }
+    microkernel(rows_, vectors, masked);
+    if (full > 1 || tail) {
+      add(regARow_, static_cast<int>(rows_ * lda_ * 4));
+      add(regCRow_, static_cast<int>(rows_ * ldc_ * 4));
+    }
+    if (full > 1) {
+      dec(regRowIter_);
+      jnz(loop, T_NEAR);
+    }
+  }
+  if (tail)
+    microkernel(tail, vectors, masked);
+}
+
+void GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {
+  if (count == 0)
+    return;
+  Xbyak::Label loop;
+  if (count > 1) {
+    mov(regColIter_, count);
+    L(loop);
+  }
+  rowBlocks(vectors, masked);
+  // Advancing past the last block too keeps the code simple; the pointers
+  // are not dereferenced again by this block kind, only by the next one.
+  add(regBCol_, static_cast<int>(vectors * spec_.k * kZmmBytes));
+  add(regCCol_, vectors * kZmmBytes);
+  if (spec_.bias)
+    add(regBiasCol_, vectors * kZmmBytes);
+  if (count > 1) {
+    dec(regColIter_);
+    jnz(loop, T_NEAR);
+  }
+}
+
+void GemmKernel::generate() {
+  preamble({rbx, r12});
+  if (spec_.m == 0 || spec_.n == 0) {
+    postamble();
+    return;
+  }
+  mov(regBCol_,
+      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, packed_b))]);
+  mov(regCCol_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, c))]);
+  if (spec_.bias)
+    mov(regBiasCol_,
+        ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, bias))]);
+
+  const int64_t nVectors = (spec_.n + kF32Lanes - 1) / kF32Lanes;
+  const int rem = static_cast<int>(spec_.n % kF32Lanes);
+  if (rem) {
+    mov(eax, (1u << rem) - 1);
+    kmovw(kTail_, eax);
+  }
+  // The masked vector ends the last block: a block of its own kind, whole
+  // or short.
+  int64_t fullBlocks = nVectors / vectors_;
+  int tailVectors = static_cast<int>(nVectors % vectors_);
+  if (rem && tailVectors == 0) {
+    --fullBlocks;
+    tailVectors = vectors_;
+  }
+  columnBlocks(fullBlocks, vectors_, /*masked=*/false);
+  if (tailVectors)
+    columnBlocks(1, tailVectors, /*masked=*/rem != 0);
+  postamble();
+}
+
+Status emit(const GemmSpec &spec, int64_t lda, int64_t ldc, int rows,
+            int vectors, std::vector<uint8_t> &code) {
+  constexpr size_t kMaxCode = size_t(64) << 20;
+  for (size_t size = size_t(16) << 10;; size *= 4) {
+    std::vector<uint8_t> buffer(size);
+    // Xbyak keeps the first error of the thread: start clean.
+    Xbyak::ClearError();
+    GemmKernel kernel(buffer, spec, lda, ldc, rows, vectors);
+    kernel.generate();
+    if (JitGenerator::codeTooBig() && size < kMaxCode)
+      continue;
+    return kernel.finish(spec.name, code);
+  }
+}
+
+} // namespace
+
+Status generateGemm(const GemmSpec &spec, std::vector<uint8_t> &code) {
+  code.clear();
+  const int64_t lda = spec.lda ? spec.lda : spec.k;
+  const int64_t ldc = spec.ldc ? spec.ldc : spec.n;
+  MLCC_RETURN_IF_ERROR(validate(spec, lda, ldc));
+  // 6 x 4 keeps 24 accumulators, enough independent FMAs to cover the FMA
+  // latency at two FMAs a cycle, with one A broadcast per 4 FMAs (measured
+  // within 10% of peak on Zen 5). With M <= 2 there are too few rows for
+  // that: the block widens to 8 vectors. gemv is bound by streaming B
+  // anyway (1 x 4 and 1 x 8 measure the same); M = 3 to 5 use M x 4.
+  int rows = spec.blockRows ? spec.blockRows
+                            : static_cast<int>(std::min<int64_t>(
+                                  spec.m <= 2 ? 2 : kMaxBlockRows, spec.m));
+  rows = std::max(rows, 1);
+  int vectors = spec.blockVectors ? spec.blockVectors : (rows <= 2 ? 8 : 4);
+  int temps = 0;
+  for (const EltwiseOp &op : spec.epilogue)
+    temps = std::max(temps, EltwiseInjector::tempsNeeded(op));
+  MLCC_CHECK(blockRegisters(rows, vectors) <= kNumZmm &&
+                 rows * vectors + std::max(temps, spec.bias ? vectors : 0) <=
+                     kNumZmm,
+             spec.name, ": a block of ", rows, " rows x ", vectors,
+             " vectors needs more than ", kNumZmm, " zmm registers");
+  return emit(spec, lda, ldc, rows, vectors, code);
+}
+
+void packB(const float *b, int64_t k, int64_t n, int64_t ldb, bool transB,
+           std::vector<float> &packed) {
+  packed.assign(static_cast<size_t>(packedBSize(k, n)), 0.0f);
+  const int64_t panels = (n + kGemmPanel - 1) / kGemmPanel;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      float *dst = packed.data() + (p * k + kk) * kGemmPanel;
+      for (int64_t j = 0; j < kGemmPanel && p * kGemmPanel + j < n; ++j) {
+        int64_t col = p * kGemmPanel + j;
+        dst[j] = transB ? b[col * ldb + kk] : b[kk * ldb + col];
+      }
+    }
+}
+
+} // namespace mlcc::avx512

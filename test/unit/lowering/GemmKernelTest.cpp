@@ -1,0 +1,393 @@
+//===- GemmKernelTest.cpp - Tests of the AVX-512 gemm kernels -------------===//
+//
+// Generates gemm kernels, maps their bytes executable and runs them on
+// packed B. The oracle is the reference "gemm" kernel (compiler/Reference),
+// with relu applied to its output, and the definition in double for gelu.
+// Shapes cover every tail: M around the 6-row block, N around the 16-column
+// vector and the 4-vector block, K around the 4-step unroll. A, packed B,
+// bias and C end at an unmapped page, so a kernel that touches one element
+// too many faults.
+//
+// Tolerance: the kernel sums K products in a different order than the
+// reference, so |kernel - reference| <= 1e-5 * K * max|a| * max|b| (f32
+// rounding is 6e-8 per add; the bound leaves a wide margin yet catches any
+// wrong or missing term, which is of order max|a| * max|b|).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutableBuffer.h"
+#include "Gemm.h"
+#include "JitGenerator.h"
+#include "KernelABI.h"
+
+#include "mlcc/Reference/Kernel.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace mlcc;
+using namespace mlcc::avx512;
+using mlcc::test::ExecutableBuffer;
+using mlcc::test::GuardedArray;
+
+namespace {
+
+/// Generating needs no AVX-512, running does. On a host without it the
+/// test cases that run kernels say so and stop, rather than die of SIGILL.
+#define MLCC_REQUIRE_AVX512F()                                                 \
+  do {                                                                         \
+    if (!__builtin_cpu_supports("avx512f")) {                                  \
+      WARN("this CPU has no AVX-512F: kernels not run");                       \
+      return;                                                                  \
+    }                                                                          \
+  } while (0)
+
+constexpr float kSentinel = -12345.0f;
+
+/// Deterministic values in [-1, 1).
+std::vector<float> randomValues(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t s = seed * 2654435761u + 1;
+  for (float &x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 23) - 1.0f;
+  }
+  return v;
+}
+
+std::vector<uint8_t> generate(const GemmSpec &spec) {
+  std::vector<uint8_t> code;
+  Status s = generateGemm(spec, code);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  REQUIRE(!code.empty());
+  return code;
+}
+
+/// Runs `code` and returns C (M x ldc, padding included: it must keep the
+/// sentinel). `a` is M x lda, `packed` from packB, `bias` N or empty.
+std::vector<float> runCode(const std::vector<uint8_t> &code,
+                           const GemmSpec &spec, const std::vector<float> &a,
+                           const std::vector<float> &packed,
+                           const std::vector<float> &bias, size_t offset = 0) {
+  ExecutableBuffer exec(code, offset);
+  REQUIRE(exec.ok());
+  int64_t ldc = spec.ldc ? spec.ldc : spec.n;
+  GuardedArray<float> ga(a), gb(packed), gbias(bias);
+  GuardedArray<float> gc(
+      std::vector<float>(static_cast<size_t>(spec.m * ldc), kSentinel));
+  REQUIRE((ga.ok() && gb.ok() && gbias.ok() && gc.ok()));
+  mlcc_gemm_args args = {};
+  args.a = ga.data();
+  args.packed_b = gb.data();
+  args.bias = bias.empty() ? nullptr : gbias.data();
+  args.c = gc.data();
+  exec.function<mlcc_gemm_kernel_fn>()(&args);
+  return gc.values();
+}
+
+/// The reference gemm on dense copies: Y = A x B' (+ bias), B' = B or B^T.
+std::vector<float> refGemm(int64_t m, int64_t n, int64_t k,
+                           const std::vector<float> &a,
+                           const std::vector<float> &b, bool transB,
+                           const std::vector<float> &bias) {
+  const ref::KernelDef *kd = ref::KernelRegistry::get().find("gemm");
+  REQUIRE(kd);
+  std::vector<ref::Tensor> in = {
+      ref::Tensor::fromBytes(DType::F32, {m, k}, a.data()),
+      ref::Tensor::fromBytes(
+          DType::F32, transB ? ref::Shape{n, k} : ref::Shape{k, n}, b.data())};
+  if (!bias.empty())
+    in.push_back(ref::Tensor::fromBytes(DType::F32, {n}, bias.data()));
+  std::vector<ref::Tensor> out(1);
+  Status s = kd->run({{"transB", int64_t(transB ? 1 : 0)}}, in, out);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  const float *p = out[0].data<float>();
+  return std::vector<float>(p, p + out[0].numel());
+}
+
+double geluExact(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
+
+enum class Act { None, Relu, Gelu };
+
+struct Case {
+  int64_t m, n, k;
+  bool bias = false;
+  Act act = Act::None;
+  bool transB = false;
+  int64_t lda = 0, ldc = 0; // 0: dense
+  int blockRows = 0, blockVectors = 0;
+};
+
+/// Generates, runs and compares one case.
+void check(const Case &c, size_t offset = 0) {
+  INFO("M=" << c.m << " N=" << c.n << " K=" << c.k << " bias=" << c.bias
+            << " act=" << static_cast<int>(c.act) << " transB=" << c.transB
+            << " lda=" << c.lda << " ldc=" << c.ldc << " block=" << c.blockRows
+            << "x" << c.blockVectors);
+  GemmSpec spec;
+  spec.m = c.m;
+  spec.n = c.n;
+  spec.k = c.k;
+  spec.lda = c.lda;
+  spec.ldc = c.ldc;
+  spec.bias = c.bias;
+  spec.blockRows = c.blockRows;
+  spec.blockVectors = c.blockVectors;
+  if (c.act == Act::Relu)
+    spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Relu));
+  if (c.act == Act::Gelu)
+    spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Gelu));
+  const int64_t lda = c.lda ? c.lda : c.k, ldc = c.ldc ? c.ldc : c.n;
+
+  std::vector<float> a = randomValues(c.m * lda, 1);
+  std::vector<float> b = randomValues(c.k * c.n, 2); // K x N, or N x K
+  std::vector<float> bias =
+      c.bias ? randomValues(c.n, 3) : std::vector<float>{};
+  std::vector<float> packed;
+  packB(b.data(), c.k, c.n, c.transB ? c.k : c.n, c.transB, packed);
+  REQUIRE(static_cast<int64_t>(packed.size()) == packedBSize(c.k, c.n));
+
+  std::vector<float> dense(c.m * c.k);
+  for (int64_t i = 0; i < c.m; ++i)
+    std::copy_n(a.data() + i * lda, c.k, dense.data() + i * c.k);
+  std::vector<float> want = refGemm(c.m, c.n, c.k, dense, b, c.transB, bias);
+  std::vector<float> got =
+      runCode(generate(spec), spec, a, packed, bias, offset);
+
+  const double tol = 1e-5 * std::max<int64_t>(c.k, 1) + 1e-6;
+  int bad = 0;
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      float g = got[i * ldc + j];
+      if (j >= c.n) { // padding of a strided C
+        if (g != kSentinel && bad++ < 5)
+          FAIL_CHECK("C[" << i << "][" << j << "] padding written: " << g);
+        continue;
+      }
+      double w = want[i * c.n + j];
+      if (c.act == Act::Relu)
+        w = std::max(w, 0.0);
+      if (c.act == Act::Gelu)
+        w = geluExact(w);
+      if (!(std::fabs(g - w) <= tol) && bad++ < 5)
+        FAIL_CHECK("C[" << i << "][" << j << "] = " << g << ", want " << w);
+    }
+  CHECK(bad == 0);
+}
+
+} // namespace
+
+TEST_CASE("gemm: every M, N and K tail matches the reference",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  for (int64_t m : {1, 5, 6, 7, 13})
+    for (int64_t n : {1, 15, 16, 17, 33, 64, 100})
+      for (int64_t k : {1, 3, 64, 257})
+        for (bool bias : {false, true})
+          check({m, n, k, bias});
+}
+
+TEST_CASE("gemm: relu and gelu epilogues", "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  for (int64_t m : {1, 7, 13})
+    for (int64_t n : {15, 17, 100})
+      for (int64_t k : {3, 64}) {
+        check({m, n, k, true, Act::Relu});
+        check({m, n, k, false, Act::Relu});
+        check({m, n, k, true, Act::Gelu});
+      }
+}
+
+TEST_CASE("gemm: B packed from its transpose", "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  for (int64_t m : {1, 6, 13})
+    for (int64_t n : {1, 17, 64, 100})
+      for (int64_t k : {1, 3, 257})
+        check({m, n, k, true, Act::None, /*transB=*/true});
+}
+
+TEST_CASE("gemm: strided A and C leave C's padding alone",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  check({7, 17, 5, true, Act::None, false, /*lda=*/9, /*ldc=*/20});
+  check({13, 100, 64, false, Act::Relu, false, /*lda=*/70, /*ldc=*/129});
+  check({1, 33, 3, false, Act::None, false, /*lda=*/3, /*ldc=*/40});
+}
+
+TEST_CASE("gemm: every register block shape", "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  const std::pair<int, int> blocks[] = {{1, 1}, {1, 8}, {2, 8}, {3, 6},
+                                        {4, 5}, {5, 2}, {6, 4}};
+  for (auto [rows, vectors] : blocks)
+    for (int64_t m : {1, 5, 13})
+      for (int64_t n : {15, 33, 100, 129})
+        check({m, n, 9, true, Act::Relu, false, 0, 0, rows, vectors});
+}
+
+TEST_CASE("gemm: K = 0 gives the bias, M or N = 0 writes nothing",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  check({5, 17, 0, true});
+  check({5, 17, 0, false, Act::Relu});
+  check({0, 17, 8});
+  check({5, 0, 8, true});
+  check({0, 0, 0});
+}
+
+TEST_CASE("gemm: kernels are position independent",
+          "[lowering][avx512][gemm]") {
+  GemmSpec spec;
+  spec.m = 7;
+  spec.n = 33;
+  spec.k = 10;
+  spec.bias = true;
+  spec.epilogue = {EltwiseOp::unary(EltwiseKind::Gelu)};
+  std::vector<uint8_t> code = generate(spec);
+  // The bytes do not depend on where the generator's buffer was.
+  CHECK(generate(spec) == code);
+  MLCC_REQUIRE_AVX512F();
+  std::vector<float> a = randomValues(7 * 10, 4), b = randomValues(10 * 33, 5);
+  std::vector<float> bias = randomValues(33, 6), packed;
+  packB(b.data(), 10, 33, 33, false, packed);
+  std::vector<float> first = runCode(code, spec, a, packed, bias, 0);
+  std::vector<float> second = runCode(code, spec, a, packed, bias, 1237);
+  CHECK(first == second);
+  check({7, 33, 10, true, Act::Gelu}, 4093);
+}
+
+namespace {
+
+/// uint64_t wrapper(const mlcc_gemm_args *args, kernel): fills the SysV
+/// callee-saved registers with known values, calls the kernel and returns
+/// the OR of (value ^ expected) over them: 0 when the kernel kept them all.
+class CalleeSavedCheck : public Xbyak::CodeGenerator {
+public:
+  explicit CalleeSavedCheck(std::vector<uint8_t> &buffer)
+      : Xbyak::CodeGenerator(buffer.size(), buffer.data()) {
+    const Xbyak::Reg64 regs[] = {rbx, rbp, r12, r13, r14, r15};
+    for (const Xbyak::Reg64 &r : regs)
+      push(r);
+    for (int i = 0; i < 6; ++i)
+      mov(regs[i], magic(i));
+    sub(rsp, 8); // six pushes left rsp 8 off the 16 a call wants
+    call(rsi);
+    add(rsp, 8);
+    xor_(eax, eax);
+    for (int i = 0; i < 6; ++i) {
+      mov(rcx, magic(i));
+      xor_(rcx, regs[i]);
+      or_(rax, rcx);
+    }
+    for (int i = 5; i >= 0; --i)
+      pop(regs[i]);
+    ret();
+  }
+  static uint64_t magic(int i) { return 0x0123456789abcdefull + 0x1111 * i; }
+};
+
+} // namespace
+
+TEST_CASE("gemm: kernels keep the callee-saved registers",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  std::vector<uint8_t> buffer(4096), wrapperCode;
+  Xbyak::ClearError();
+  CalleeSavedCheck wrapper(buffer);
+  REQUIRE(Xbyak::GetError() == 0);
+  wrapperCode.assign(wrapper.getCode(), wrapper.getCode() + wrapper.getSize());
+  ExecutableBuffer execWrapper(wrapperCode);
+  REQUIRE(execWrapper.ok());
+  using WrapperFn = uint64_t (*)(const mlcc_gemm_args *, const void *);
+
+  // Both loops (rows in rbx, column blocks in r12) run.
+  GemmSpec spec;
+  spec.m = 13;
+  spec.n = 200;
+  spec.k = 9;
+  spec.bias = true;
+  std::vector<float> a = randomValues(13 * 9, 7), b = randomValues(9 * 200, 8);
+  std::vector<float> bias = randomValues(200, 9), packed, c(13 * 200);
+  packB(b.data(), 9, 200, 200, false, packed);
+  ExecutableBuffer exec(generate(spec));
+  REQUIRE(exec.ok());
+  mlcc_gemm_args args = {a.data(), packed.data(), bias.data(), c.data()};
+  CHECK(execWrapper.function<WrapperFn>()(&args, exec.address()) == 0);
+}
+
+TEST_CASE("gemm: packB layout", "[lowering][avx512][gemm]") {
+  // B[k][n] = 100 k + n, K = 2, N = 18: two panels, the second padded.
+  std::vector<float> b(2 * 18), bt(18 * 2), packed, packedT;
+  for (int k = 0; k < 2; ++k)
+    for (int n = 0; n < 18; ++n)
+      b[k * 18 + n] = bt[n * 2 + k] = static_cast<float>(100 * k + n);
+  packB(b.data(), 2, 18, 18, false, packed);
+  packB(bt.data(), 2, 18, 2, true, packedT);
+  REQUIRE(packed.size() == 2 * 2 * 16);
+  CHECK(packed == packedT);
+  for (int p = 0; p < 2; ++p)
+    for (int k = 0; k < 2; ++k)
+      for (int j = 0; j < 16; ++j) {
+        int n = 16 * p + j;
+        float want = n < 18 ? static_cast<float>(100 * k + n) : 0.0f;
+        CHECK(packed[(p * 2 + k) * 16 + j] == want);
+      }
+}
+
+TEST_CASE("gemm: bad specs are errors", "[lowering][avx512][gemm]") {
+  auto fails = [](GemmSpec spec, const std::string &fragment) {
+    spec.name = "my_gemm";
+    std::vector<uint8_t> code = {1, 2, 3};
+    Status s = generateGemm(spec, code);
+    INFO(s.message());
+    CHECK_FALSE(s.ok());
+    CHECK(code.empty());
+    CHECK(s.message().find("my_gemm") != std::string::npos);
+    CHECK(s.message().find(fragment) != std::string::npos);
+  };
+  GemmSpec ok;
+  ok.m = 4;
+  ok.n = 20;
+  ok.k = 8;
+  GemmSpec s = ok;
+  s.m = -1;
+  fails(s, "negative");
+  s = ok;
+  s.n = -3;
+  fails(s, "negative");
+  s = ok;
+  s.k = -2;
+  fails(s, "negative");
+  s = ok;
+  s.lda = 7;
+  fails(s, "lda");
+  s = ok;
+  s.ldc = 19;
+  fails(s, "ldc");
+  s = ok;
+  s.m = int64_t(1) << 20;
+  s.lda = int64_t(1) << 20;
+  fails(s, "too large");
+  s = ok;
+  s.k = int64_t(1) << 30;
+  fails(s, "too large");
+  s = ok;
+  s.blockRows = 7;
+  fails(s, "block rows");
+  s = ok;
+  s.blockVectors = 9;
+  fails(s, "block vectors");
+  s = ok;
+  s.blockRows = 6;
+  s.blockVectors = 8;
+  fails(s, "zmm registers");
+  s = ok;
+  s.epilogue = {EltwiseOp::binary(EltwiseKind::Add, EltwiseOperand::array(1))};
+  fails(s, "constants only");
+}
