@@ -41,7 +41,7 @@ std::vector<int64_t> intsAttr(const onnx::NodeProto &node,
   return {};
 }
 
-RankedTensorType scalarType(MLIRContext *ctx, Type elt) {
+RankedTensorType scalarOf(Type elt) {
   return RankedTensorType::get({}, elt);
 }
 
@@ -144,9 +144,8 @@ bool GraphImporter::importLoop(const onnx::NodeProto &node, NameScope &scope) {
   }
   Location loc = locOf(node);
   OpBuilder &b = builder();
-  MLIRContext *ctx = context();
-  auto i64 = scalarType(ctx, b.getI64Type());
-  auto i1 = scalarType(ctx, b.getI1Type());
+  auto i64 = scalarOf(b.getI64Type());
+  auto i1 = scalarOf(b.getI1Type());
   auto lookup = [&](const std::string &name) -> Value {
     return name.empty() ? Value() : scope.lookup(name);
   };
@@ -276,8 +275,7 @@ bool GraphImporter::importScan(const onnx::NodeProto &node, NameScope &scope) {
     }
   Location loc = locOf(node);
   OpBuilder &b = builder();
-  MLIRContext *ctx = context();
-  auto i64 = scalarType(ctx, b.getI64Type());
+  auto i64 = scalarOf(b.getI64Type());
   SmallVector<Value> inputs;
   for (const std::string &name : node.input()) {
     Value v = scope.lookup(name);
