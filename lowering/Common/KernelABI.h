@@ -128,6 +128,45 @@ static_assert(offsetof(mlcc_pool_args, dst) == 8, "pool ABI");
 _Static_assert(offsetof(mlcc_pool_args, dst) == 8, "pool ABI");
 #endif
 
+/*===----------------------------------------------------------------------===*\
+|* Softmax, log_softmax and layer_norm (lowering/AVX512/Kernels/              *|
+|* Normalization.h)                                                           *|
+\*===----------------------------------------------------------------------===*/
+
+/** Arguments of a generated softmax or log_softmax over the last axis: src
+ *  and dst are [rows, cols] f32, both dims baked into the code; dst may be
+ *  src. */
+typedef struct mlcc_softmax_args {
+  const float *src;
+  float *dst;
+} mlcc_softmax_args;
+
+typedef void (*mlcc_softmax_kernel_fn)(const mlcc_softmax_args *args);
+
+/** Arguments of a generated layer_norm over the last axis of the [rows,
+ *  cols] f32 src: dst = (src - mean) / sqrt(var + epsilon) * gamma + beta,
+ *  with gamma and beta [cols]; dims and epsilon are baked into the code. */
+typedef struct mlcc_layer_norm_args {
+  const float *src;
+  const float *gamma;
+  const float *beta;
+  float *dst;
+} mlcc_layer_norm_args;
+
+typedef void (*mlcc_layer_norm_kernel_fn)(const mlcc_layer_norm_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_softmax_args, dst) == 8, "softmax ABI");
+static_assert(offsetof(mlcc_layer_norm_args, gamma) == 8, "layer_norm ABI");
+static_assert(offsetof(mlcc_layer_norm_args, beta) == 16, "layer_norm ABI");
+static_assert(offsetof(mlcc_layer_norm_args, dst) == 24, "layer_norm ABI");
+#else
+_Static_assert(offsetof(mlcc_softmax_args, dst) == 8, "softmax ABI");
+_Static_assert(offsetof(mlcc_layer_norm_args, gamma) == 8, "layer_norm ABI");
+_Static_assert(offsetof(mlcc_layer_norm_args, beta) == 16, "layer_norm ABI");
+_Static_assert(offsetof(mlcc_layer_norm_args, dst) == 24, "layer_norm ABI");
+#endif
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -280,7 +280,7 @@ TEST_CASE("windows wholly in the padding get the reference's value",
   checkAll(windowed(PoolKind::Max, {1, 1, 3, 20}, 2, 2, 3));
 }
 
-TEST_CASE("NaN and infinities propagate as in the reference",
+TEST_CASE("pooling: NaN and infinities propagate as in the reference",
           "[avx512][pool]") {
   MLCC_REQUIRE_AVX512();
   for (int64_t s : {1, 2}) {

@@ -1,0 +1,450 @@
+//===- Normalization.cpp - AVX-512 softmax and layer_norm kernels ---------===//
+//
+// Each row is worked in passes over its vectors of 16 columns, the last one
+// masked when cols % 16 != 0 (masked lanes are neither read, by EVEX fault
+// suppression, nor combined, nor written):
+//   softmax      max; exp(x - max) stored and summed; dst *= 1 / sum
+//   log_softmax  max; sum of exp(x - max); dst = (x - max) - log(sum)
+//   layer_norm   sum; sum of (x - mean)^2; (x - mean) * rstd * gamma + beta,
+//                all on x - x[0] (see layerNormRow)
+// Subtracting the max first keeps exp's argument <= 0, so no input
+// overflows; the two-pass variance does not cancel as E[x^2] - E[x]^2 does.
+// log(sum) has no injector op: the kernel splits sum >= 1 into 2^e m with
+// vgetmantps/vgetexpps and sums a short atanh series for log(m).
+// The sums run in four f32 accumulators of 16 lanes (64 partial sums, so at
+// most 64 terms each for a 4096-column row) and are then added as a tree.
+//
+// Rows of at most kResidentVectors vectors (128 columns: the attention
+// scores of BERT-base) are loaded once into registers and every pass works
+// there; longer ones are read again by each pass (a 4096-column row is 16
+// KiB: it stays in L1) in a loop of four vectors.
+//
+// Register plan:
+//   rdi  args        rsi  src row     rdx  dst row    r8   row counter
+//   rax  byte offset in the row (the loop of long rows)
+//   rcx  gamma       r9   beta        (layer_norm)
+//   zmm0 max or mean (of x - x[0])   zmm1 sum, 1 / sum, log(sum) or rstd
+//   zmm2-zmm5 accumulators, then scratch
+//   zmm6-zmm17 four exp lanes (value and two temps each)
+//   zmm18 layer_norm's pivot, x[0] of the row
+//   zmm19-zmm26 the row (short rows)   the rest: preloaded constants
+//   k1 tail mask     k2 the exp lanes' scratch mask
+//
+//===----------------------------------------------------------------------===//
+
+#include "Normalization.h"
+#include "EltwiseInjector.h"
+#include "JitGenerator.h"
+
+#include "KernelABI.h"
+
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <limits>
+
+namespace mlcc::avx512 {
+
+namespace {
+
+using Xbyak::Zmm;
+
+constexpr int kNumZmm = 32;
+constexpr int kUnroll = 4;
+constexpr int kResidentVectors = 8;
+constexpr int kFirstRowReg = 19;
+constexpr int kFirstLaneReg = 6;
+
+// log(m) = 2 atanh(f), f = (m - 1) / (m + 1): with m in [3/4, 3/2), |f| <=
+// 0.2 and the series 2 (f + f^3/3 + ... + f^13/13) is within 5e-12 of it.
+constexpr float kLn2Hi = 6.93147182e-01f;
+constexpr float kLn2Lo = -1.90465430e-09f;
+// vgetmantps: mantissa in [3/4, 3/2), sign of the source.
+constexpr uint8_t kMantThreeQuarters = 0x03;
+
+enum class Kind { Softmax, LogSoftmax, LayerNorm };
+
+/// One vector of a row: its index, the accumulator and lane it uses, and
+/// where it lies (from the loop's rax when `indexed`).
+struct Vec {
+  int64_t j = 0;
+  int u = 0;
+  bool tail = false;
+  bool indexed = false;
+  int disp = 0;
+};
+
+class NormKernel : public JitGenerator {
+public:
+  NormKernel(std::vector<uint8_t> &buffer, Kind kind, int64_t rows,
+             int64_t cols, float epsilon, const std::vector<uint32_t> &preload)
+      : JitGenerator(buffer), kind_(kind), rows_(rows), cols_(cols),
+        epsilon_(epsilon), vectors_((cols + kF32Lanes - 1) / kF32Lanes),
+        rem_(static_cast<int>(cols % kF32Lanes)),
+        resident_(vectors_ <= kResidentVectors), preload_(preload),
+        injector_(*this) {}
+
+  void generate();
+
+  /// Registers left for constants.
+  static int freeRegisters(int64_t cols) {
+    int64_t vectors = (cols + kF32Lanes - 1) / kF32Lanes;
+    return vectors <= kResidentVectors
+               ? kNumZmm - kFirstRowReg - kResidentVectors
+               : kNumZmm - kFirstRowReg;
+  }
+
+private:
+  const Kind kind_;
+  const int64_t rows_, cols_;
+  const float epsilon_;
+  const int64_t vectors_;
+  const int rem_;
+  const bool resident_;
+  const std::vector<uint32_t> preload_;
+  EltwiseInjector injector_;
+
+  const Xbyak::Reg64 regArgs_ = rdi, regSrc_ = rsi, regDst_ = rdx,
+                     regRows_ = r8, regOff_ = rax, regGamma_ = rcx,
+                     regBeta_ = r9;
+  const Zmm stat0_ = zmm0, stat1_ = zmm1, pivot_ = zmm18;
+  const Xbyak::Opmask kTail_ = k1;
+
+  Zmm acc(int u) const { return Zmm(2 + u); }
+  Zmm rowReg(int64_t j) const {
+    return Zmm(kFirstRowReg + static_cast<int>(j));
+  }
+  EltwiseLane lane(int u) const {
+    int base = kFirstLaneReg + 3 * u;
+    EltwiseLane l;
+    l.x = Zmm(base);
+    l.t = {Zmm(base + 1), Zmm(base + 2), Zmm(base + 1), Zmm(base + 2)};
+    l.k = k2;
+    return l;
+  }
+  Xbyak::Address mem(const Xbyak::Reg64 &base, const Vec &v) {
+    return v.indexed ? ptr[base + regOff_ + v.disp] : ptr[base + v.disp];
+  }
+  /// `r` masked to the row's columns on the tail vector.
+  Zmm masked(const Zmm &r, const Vec &v) { return v.tail ? r | kTail_ : r; }
+  Zmm zeroMasked(const Zmm &r, const Vec &v) {
+    return v.tail ? r | kTail_ | T_z : r;
+  }
+  /// The vector's input in a register: the row register (short rows, where
+  /// the first pass loaded it) or `scratch`, loaded now.
+  Zmm input(const Vec &v, const Zmm &scratch) {
+    if (resident_)
+      return rowReg(v.j);
+    vmovups(zeroMasked(scratch, v), mem(regSrc_, v));
+    return scratch;
+  }
+  /// layer_norm: x - x[0] in a register: the row register (short rows) or
+  /// `scratch`, computed now.
+  Zmm shifted(const Vec &v, const Zmm &scratch) {
+    if (resident_)
+      return rowReg(v.j);
+    vmovups(zeroMasked(scratch, v), mem(regSrc_, v));
+    vsubps(scratch, scratch, pivot_);
+    return scratch;
+  }
+  void store(const Vec &v, const Zmm &value) {
+    vmovups(v.tail ? mem(regDst_, v) | kTail_ : mem(regDst_, v), value);
+  }
+
+  void forEachVector(const std::function<void(const Vec &)> &body);
+  /// Every lane of `dst` = max (or sum) of the lanes of accumulators 0-3.
+  void reduce(const Zmm &dst, bool max);
+  void initAccs(float v) {
+    loadCst(acc(0), v);
+    for (int u = 1; u < kUnroll; ++u)
+      vmovaps(acc(u), acc(0));
+  }
+  /// x = log(x) for x >= 1, in every lane; clobbers zmm2-zmm5.
+  void log(const Zmm &x);
+
+  void row();
+  void softmaxRow();
+  void layerNormRow();
+};
+
+void NormKernel::forEachVector(const std::function<void(const Vec &)> &body) {
+  if (resident_) {
+    for (int64_t j = 0; j < vectors_; ++j) {
+      Vec v;
+      v.j = j;
+      v.u = static_cast<int>(j % kUnroll);
+      v.tail = rem_ && j == vectors_ - 1;
+      v.disp = static_cast<int>(j * kZmmBytes);
+      body(v);
+    }
+    return;
+  }
+  const int64_t full = cols_ / kF32Lanes;
+  const int64_t iters = full / kUnroll;
+  if (iters > 0) {
+    xor_(eax, eax);
+    Xbyak::Label loop;
+    alignCode(16, /*withNops=*/true);
+    L(loop);
+    for (int u = 0; u < kUnroll; ++u) {
+      Vec v;
+      v.u = u;
+      v.indexed = true;
+      v.disp = u * kZmmBytes;
+      body(v);
+    }
+    add(regOff_, kUnroll * kZmmBytes);
+    cmp(regOff_, static_cast<uint32_t>(iters * kUnroll * kZmmBytes));
+    jne(loop, T_NEAR);
+  }
+  for (int64_t j = iters * kUnroll; j < vectors_; ++j) {
+    Vec v;
+    v.j = j;
+    v.u = static_cast<int>(j % kUnroll);
+    v.tail = j == full;
+    v.disp = static_cast<int>(j * kZmmBytes);
+    body(v);
+  }
+}
+
+void NormKernel::reduce(const Zmm &dst, bool max) {
+  auto op = [&](const Zmm &d, const Zmm &a, const Zmm &b) {
+    if (max)
+      vmaxps(d, a, b);
+    else
+      vaddps(d, a, b);
+  };
+  op(acc(0), acc(0), acc(1));
+  op(acc(2), acc(2), acc(3));
+  op(dst, acc(0), acc(2));
+  // Swap halves, then quarters, pairs and neighbours: every lane ends with
+  // the total.
+  const Zmm t = acc(1);
+  vshuff32x4(t, dst, dst, 0x4E);
+  op(dst, dst, t);
+  vshuff32x4(t, dst, dst, 0xB1);
+  op(dst, dst, t);
+  vpermilps(t, dst, 0x4E);
+  op(dst, dst, t);
+  vpermilps(t, dst, 0xB1);
+  op(dst, dst, t);
+}
+
+void NormKernel::log(const Zmm &x) {
+  const Zmm m = zmm2, e = zmm3, f = zmm4, f2 = zmm5;
+  vgetmantps(m, x, kMantThreeQuarters);
+  vdivps(e, x, m); // 2^e exactly: m has x's mantissa bits
+  vgetexpps(e, e);
+  vsubps(f, m, cst(1.0f));
+  vaddps(m, m, cst(1.0f));
+  vdivps(f, f, m);
+  vmulps(f2, f, f);
+  // 2/13 + f2 (2/11 + ... f2 (2/3 + f2 ...)), then * f2 + 2, then * f.
+  const float coeffs[] = {2.0f / 11, 2.0f / 9, 2.0f / 7,
+                          2.0f / 5,  2.0f / 3, 2.0f};
+  loadCst(m, 2.0f / 13);
+  for (float c : coeffs)
+    vfmadd213ps(m, f2, cst(c));
+  vmulps(m, m, f);
+  vfmadd231ps(m, e, cst(kLn2Lo));
+  loadCst(f, kLn2Hi);
+  vfmadd213ps(e, f, m); // one rounding for e ln2 + log(m)
+  vmovaps(x, e);
+}
+
+void NormKernel::softmaxRow() {
+  const bool isLog = kind_ == Kind::LogSoftmax;
+  initAccs(-std::numeric_limits<float>::infinity());
+  forEachVector([&](const Vec &v) {
+    if (resident_) {
+      vmovups(zeroMasked(rowReg(v.j), v), mem(regSrc_, v));
+      vmaxps(masked(acc(v.u), v), acc(v.u), rowReg(v.j));
+    } else {
+      vmaxps(masked(acc(v.u), v), acc(v.u), mem(regSrc_, v));
+    }
+  });
+  reduce(stat0_, /*max=*/true);
+
+  initAccs(0.0f);
+  const EltwiseOp expOp = EltwiseOp::unary(EltwiseKind::Exp);
+  forEachVector([&](const Vec &v) {
+    EltwiseLane l = lane(v.u);
+    if (resident_ && !isLog)
+      l.x = rowReg(v.j); // the exponentials replace the row
+    vsubps(l.x, input(v, l.x), stat0_);
+    injector_.unary(expOp, l);
+    vaddps(masked(acc(v.u), v), acc(v.u), l.x);
+    if (!resident_ && !isLog)
+      store(v, l.x);
+  });
+  reduce(stat1_, /*max=*/false);
+
+  if (isLog) {
+    log(stat1_);
+    forEachVector([&](const Vec &v) {
+      const Zmm x = lane(v.u).x;
+      // (x - max) - log(sum), rounded twice as the reference does: a
+      // rounded max + log(sum) would lose the small outputs' digits.
+      vsubps(x, input(v, x), stat0_);
+      vsubps(x, x, stat1_);
+      store(v, x);
+    });
+    return;
+  }
+  vdivps(stat1_, cstReg(1.0f, acc(0)), stat1_);
+  forEachVector([&](const Vec &v) {
+    if (resident_) {
+      vmulps(rowReg(v.j), rowReg(v.j), stat1_);
+      store(v, rowReg(v.j));
+      return;
+    }
+    const Zmm x = lane(v.u).x;
+    vmulps(zeroMasked(x, v), stat1_, mem(regDst_, v));
+    store(v, x);
+  });
+}
+
+void NormKernel::layerNormRow() {
+  // Statistics of x - x[0]: the differences are exact or nearly (Sterbenz)
+  // and small, so an offset row (x = 80 + noise) keeps its noise's digits,
+  // which a mean of 80.xx rounded to f32 would not.
+  vbroadcastss(pivot_, ptr[regSrc_]);
+  initAccs(0.0f);
+  forEachVector([&](const Vec &v) {
+    Zmm d = resident_ ? rowReg(v.j) : lane(v.u).x;
+    vmovups(zeroMasked(d, v), mem(regSrc_, v));
+    vsubps(zeroMasked(d, v), d, pivot_); // masked lanes stay 0
+    vaddps(acc(v.u), acc(v.u), d);
+  });
+  reduce(stat0_, /*max=*/false);
+  vdivps(stat0_, stat0_, cst(static_cast<float>(cols_)));
+
+  initAccs(0.0f);
+  forEachVector([&](const Vec &v) {
+    const Zmm d = lane(v.u).x;
+    vsubps(d, shifted(v, d), stat0_);
+    vfmadd231ps(masked(acc(v.u), v), d, d);
+  });
+  reduce(stat1_, /*max=*/false);
+  vdivps(stat1_, stat1_, cst(static_cast<float>(cols_)));
+  vaddps(stat1_, stat1_, cst(epsilon_));
+  vsqrtps(stat1_, stat1_);
+  vdivps(stat1_, cstReg(1.0f, acc(0)), stat1_);
+
+  forEachVector([&](const Vec &v) {
+    EltwiseLane l = lane(v.u);
+    vsubps(l.x, shifted(v, l.x), stat0_);
+    vmulps(l.x, l.x, stat1_);
+    vmovups(zeroMasked(l.t[0], v), mem(regGamma_, v));
+    vfmadd213ps(zeroMasked(l.x, v), l.t[0], mem(regBeta_, v));
+    store(v, l.x);
+  });
+}
+
+void NormKernel::generate() {
+  preamble();
+  std::vector<Zmm> constRegs;
+  for (int r = kNumZmm - 1; r >= kNumZmm - freeRegisters(cols_); --r)
+    constRegs.push_back(Zmm(r));
+  preloadConstants(preload_, constRegs);
+  if (rows_ > 0 && cols_ > 0) {
+    if (kind_ == Kind::LayerNorm) {
+      mov(regSrc_, ptr[regArgs_ +
+                       static_cast<int>(offsetof(mlcc_layer_norm_args, src))]);
+      mov(regGamma_, ptr[regArgs_ + static_cast<int>(offsetof(
+                                        mlcc_layer_norm_args, gamma))]);
+      mov(regBeta_, ptr[regArgs_ + static_cast<int>(
+                                       offsetof(mlcc_layer_norm_args, beta))]);
+      mov(regDst_, ptr[regArgs_ +
+                       static_cast<int>(offsetof(mlcc_layer_norm_args, dst))]);
+    } else {
+      mov(regSrc_,
+          ptr[regArgs_ + static_cast<int>(offsetof(mlcc_softmax_args, src))]);
+      mov(regDst_,
+          ptr[regArgs_ + static_cast<int>(offsetof(mlcc_softmax_args, dst))]);
+    }
+    if (rem_) {
+      mov(eax, (1u << rem_) - 1);
+      kmovw(kTail_, eax);
+    }
+    mov(regRows_, rows_);
+    Xbyak::Label loop;
+    L(loop);
+    if (kind_ == Kind::LayerNorm)
+      layerNormRow();
+    else
+      softmaxRow();
+    add(regSrc_, static_cast<uint32_t>(4 * cols_));
+    add(regDst_, static_cast<uint32_t>(4 * cols_));
+    dec(regRows_);
+    jnz(loop, T_NEAR);
+  }
+  postamble();
+}
+
+Status validate(const std::string &name, DType dtype, int64_t rows,
+                int64_t cols) {
+  MLCC_CHECK(dtype == DType::F32, name, ": normalization kernels take f32 ",
+             "only, not ", ref::dtypeName(dtype));
+  MLCC_CHECK(rows >= 0 && cols >= 0, name, ": shape [", rows, ", ", cols,
+             "] has a negative dim");
+  MLCC_CHECK(cols <= kMaxNormalizationCols, name, ": rows of ", cols,
+             " columns are too long, at most ", kMaxNormalizationCols);
+  return Status::success();
+}
+
+/// Generates into a scratch buffer, growing it until the code fits. Returns
+/// the constants by use when `usage` is set.
+Status emit(const std::string &name, Kind kind, int64_t rows, int64_t cols,
+            float epsilon, const std::vector<uint32_t> &preload,
+            std::vector<uint8_t> &code, std::vector<uint32_t> *usage) {
+  constexpr size_t kMaxCode = size_t(64) << 20;
+  for (size_t size = size_t(16) << 10;; size *= 4) {
+    std::vector<uint8_t> buffer(size);
+    // Xbyak keeps the first error of the thread: start clean.
+    Xbyak::ClearError();
+    NormKernel kernel(buffer, kind, rows, cols, epsilon, preload);
+    kernel.generate();
+    if (JitGenerator::codeTooBig() && size < kMaxCode)
+      continue;
+    MLCC_RETURN_IF_ERROR(kernel.finish(name, code));
+    if (usage)
+      *usage = kernel.constantsByUse();
+    return Status::success();
+  }
+}
+
+Status generateNorm(const std::string &name, Kind kind, int64_t rows,
+                    int64_t cols, float epsilon, std::vector<uint8_t> &code) {
+  // First pass: which constants the code asks for, most used (the exp in
+  // the loops) first; the second keeps those in the spare registers.
+  std::vector<uint32_t> preload;
+  std::vector<uint8_t> scratch;
+  MLCC_RETURN_IF_ERROR(
+      emit(name, kind, rows, cols, epsilon, {}, scratch, &preload));
+  size_t spare = static_cast<size_t>(NormKernel::freeRegisters(cols));
+  if (preload.size() > spare)
+    preload.resize(spare);
+  return emit(name, kind, rows, cols, epsilon, preload, code, nullptr);
+}
+
+} // namespace
+
+Status generateSoftmax(const SoftmaxSpec &spec, std::vector<uint8_t> &code) {
+  code.clear();
+  MLCC_RETURN_IF_ERROR(validate(spec.name, spec.dtype, spec.rows, spec.cols));
+  return generateNorm(spec.name, spec.log ? Kind::LogSoftmax : Kind::Softmax,
+                      spec.rows, spec.cols, 0.0f, code);
+}
+
+Status generateLayerNorm(const LayerNormSpec &spec,
+                         std::vector<uint8_t> &code) {
+  code.clear();
+  MLCC_RETURN_IF_ERROR(validate(spec.name, spec.dtype, spec.rows, spec.cols));
+  MLCC_CHECK(std::isfinite(spec.epsilon) && spec.epsilon >= 0.0f, spec.name,
+             ": epsilon ", spec.epsilon, " must be finite and >= 0");
+  return generateNorm(spec.name, Kind::LayerNorm, spec.rows, spec.cols,
+                      spec.epsilon, code);
+}
+
+} // namespace mlcc::avx512

@@ -1,0 +1,60 @@
+//===- Normalization.h - AVX-512 softmax and layer_norm kernels -*- C++ -*-===//
+//
+// Generates f32 kernels that normalise each row of a [rows, cols] array
+// along its last axis: softmax, log_softmax and layer_norm (with per-column
+// scale and bias). Both dims are known when the kernel is generated, so the
+// loops, the tail mask and 1 / cols are constants in the code.
+//
+// The kernels' signatures are those of lowering/Common/KernelABI.h:
+//   void kernel(const mlcc_softmax_args *args);     softmax, log_softmax
+//   void kernel(const mlcc_layer_norm_args *args);  layer_norm
+// with src and dst [rows, cols] (dst may be src: in place), and gamma and
+// beta [cols].
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_AVX512_KERNELS_NORMALIZATION_H
+#define MLCC_LOWERING_AVX512_KERNELS_NORMALIZATION_H
+
+#include "mlcc/Reference/Status.h"
+#include "mlcc/Reference/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlcc::avx512 {
+
+using ref::DType;
+using ref::Status;
+
+/// Longest row a kernel takes: row offsets are 32-bit displacements.
+constexpr int64_t kMaxNormalizationCols = int64_t(1) << 24;
+
+struct SoftmaxSpec {
+  /// Names the kernel in error messages (the graph op it lowers).
+  std::string name = "softmax";
+  /// log_softmax: (x - max) - log(sum(exp(x - max))).
+  bool log = false;
+  DType dtype = DType::F32;
+  int64_t rows = 1, cols = 1;
+};
+
+struct LayerNormSpec {
+  std::string name = "layer_norm";
+  DType dtype = DType::F32;
+  int64_t rows = 1, cols = 1;
+  /// Added to the variance before the square root; finite, >= 0.
+  float epsilon = 1e-5f;
+};
+
+/// Generate the kernel's machine code into `code` (plain bytes, position
+/// independent: copy them anywhere executable). Fail, naming spec.name, for
+/// a dtype other than f32, negative dims, rows longer than
+/// kMaxNormalizationCols or (layer_norm) a bad epsilon.
+Status generateSoftmax(const SoftmaxSpec &spec, std::vector<uint8_t> &code);
+Status generateLayerNorm(const LayerNormSpec &spec, std::vector<uint8_t> &code);
+
+} // namespace mlcc::avx512
+
+#endif // MLCC_LOWERING_AVX512_KERNELS_NORMALIZATION_H
