@@ -167,6 +167,34 @@ _Static_assert(offsetof(mlcc_layer_norm_args, beta) == 16, "layer_norm ABI");
 _Static_assert(offsetof(mlcc_layer_norm_args, dst) == 24, "layer_norm ABI");
 #endif
 
+/*===----------------------------------------------------------------------===*\
+|* F32 direct 2-D convolution (lowering/AVX512/Kernels/Conv.h)                *|
+\*===----------------------------------------------------------------------===*/
+
+/** Arguments of a generated conv: dst = epilogue(conv(src, weights) +
+ *  bias), src and dst in the channel-blocked NCHW16c layout, weights packed
+ *  at compile time (packConvWeights in Conv.h describes both layouts); every
+ *  dim is baked into the code. bias (OC elements) is read only by kernels
+ *  generated with one; it may be NULL otherwise. */
+typedef struct mlcc_conv_args {
+  const float *src;
+  const float *weights;
+  const float *bias;
+  float *dst;
+} mlcc_conv_args;
+
+typedef void (*mlcc_conv_kernel_fn)(const mlcc_conv_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_conv_args, weights) == 8, "conv ABI");
+static_assert(offsetof(mlcc_conv_args, bias) == 16, "conv ABI");
+static_assert(offsetof(mlcc_conv_args, dst) == 24, "conv ABI");
+#else
+_Static_assert(offsetof(mlcc_conv_args, weights) == 8, "conv ABI");
+_Static_assert(offsetof(mlcc_conv_args, bias) == 16, "conv ABI");
+_Static_assert(offsetof(mlcc_conv_args, dst) == 24, "conv ABI");
+#endif
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

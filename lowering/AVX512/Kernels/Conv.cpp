@@ -1,0 +1,636 @@
+//===- Conv.cpp - AVX-512 f32 direct 2-D convolution kernels --------------===//
+//
+// A direct convolution in the manner of oneDNN's jit_avx512_common_conv: a
+// block of L output pixels of one row x nb channel blocks (nb zmm vectors
+// of 16 output channels each) stays in accumulators while the kernel walks
+// the input channel blocks, the kernel rows and columns and the 16 input
+// channels of a block; each step loads nb weight vectors and, per pixel,
+// broadcasts one input value and issues nb FMAs.
+//
+// Padding costs nothing at run time: every output row is classified by the
+// kernel rows that land inside the input, every block of pixels by the
+// (pixel, kernel column) taps that do, and each class gets its own code
+// with the outside taps left out. Consecutive rows (blocks) of one class
+// share one loop, so a large image has a border row, an interior loop and a
+// border row (likewise for the pixel blocks of a row). The input channel
+// tail (C % 16) is its own unrolled block too, so X's padding lanes are
+// never read.
+//
+// Depthwise (group == C == OC) uses the same loops with one channel block
+// per group and no channel reduction: each tap is one weight vector times
+// one whole input vector per pixel.
+//
+// Loops, outer to inner: images, output channel groups (nb blocks; the last
+// group may be narrower and masked), row classes, pixel-block classes, input
+// channel blocks, kernel rows; kernel columns and input channels are
+// unrolled.
+//
+// Register plan (all six callee-saved registers are saved):
+//   rdi args           r8  X image           r9  Y channel group
+//   r10 W channel group r11 bias group        rsi X row   rdx Y row
+//   rax X pixel block   rbp Y pixel block     rbx X channel block
+//   r12 W channel block r13 X kernel row      r14 W kernel row
+//   rcx kernel-row counter                    r15 channel-block counter
+//   [rsp + ...]  image, group, row and block counters
+//   k1 mask of the real lanes of the last channel block, k2 epilogue scratch
+//   zmm accumulators from 0, then nb weight vectors, then (nb = 2) two
+//       broadcast registers; after the loops the registers above the
+//       accumulators hold the bias and the epilogue's scratch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conv.h"
+#include "EltwiseInjector.h"
+#include "JitGenerator.h"
+
+#include "KernelABI.h"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace mlcc::avx512 {
+
+namespace {
+
+constexpr int kNumZmm = 32;
+constexpr int kMaxBlockWidth = 28;
+/// Byte offsets are 32-bit displacements and immediates.
+constexpr int64_t kMaxBytes = int64_t(1) << 31;
+constexpr int kBlockBytes = kConvBlock * 4;            // one pixel, 16 ch
+constexpr int kTapBytes = kConvBlock * kConvBlock * 4; // 16 i x 16 o
+
+// Stack slots of the loop counters that do not fit in registers.
+constexpr int kImageCounter = 0;
+constexpr int kGroupCounter = 8;
+constexpr int kRowCounter = 16;
+constexpr int kBlockCounter = 24;
+constexpr int kFrameBytes = 32;
+
+/// Registers a block of `width` pixels x `nb` channel blocks needs in the
+/// tap loops.
+int loopRegisters(int width, int nb) {
+  return width * nb + nb + (nb == 2 ? 2 : 0);
+}
+
+bool isDepthwise(const ConvSpec &spec) {
+  return spec.group > 1 && spec.group == spec.c && spec.oc == spec.c;
+}
+
+int64_t outDim(int64_t in, int64_t padBegin, int64_t padEnd, int64_t k,
+               int64_t stride, int64_t dilation) {
+  int64_t span = (k - 1) * dilation + 1;
+  int64_t padded = in + padBegin + padEnd;
+  return padded < span ? 0 : (padded - span) / stride + 1;
+}
+
+Status validate(const ConvSpec &spec) {
+  const std::string &name = spec.name;
+  MLCC_CHECK(spec.n >= 0, name, ": batch ", spec.n, " must not be negative");
+  MLCC_CHECK(spec.c >= 1 && spec.h >= 1 && spec.w >= 1 && spec.oc >= 1, name,
+             ": conv sizes C=", spec.c, " H=", spec.h, " W=", spec.w,
+             " OC=", spec.oc, " must be positive");
+  MLCC_CHECK(spec.group == 1 || isDepthwise(spec), name, ": group ", spec.group,
+             " is not supported (only 1, or depthwise: group == "
+             "C == OC)");
+  for (int i = 0; i < 2; ++i) {
+    MLCC_CHECK(spec.kernel[i] >= 1, name, ": kernel dim ", spec.kernel[i],
+               " must be positive");
+    MLCC_CHECK(spec.strides[i] >= 1, name, ": stride ", spec.strides[i],
+               " must be positive");
+    MLCC_CHECK(spec.dilations[i] >= 1, name, ": dilation ", spec.dilations[i],
+               " must be positive");
+  }
+  for (int64_t p : spec.pads)
+    MLCC_CHECK(p >= 0 && p < (int64_t(1) << 20), name, ": pad ", p,
+               " is not in [0, 2^20)");
+  MLCC_CHECK(spec.kernel[0] <= 1024 && spec.kernel[1] <= 1024 &&
+                 spec.strides[0] <= 1024 && spec.strides[1] <= 1024 &&
+                 spec.dilations[0] <= 1024 && spec.dilations[1] <= 1024,
+             name, ": kernel dims, strides and dilations must be <= 1024");
+  // Checked by division so that the products cannot overflow.
+  const int64_t maxFloats = kMaxBytes / 4;
+  auto fits = [&](std::initializer_list<int64_t> dims) {
+    int64_t total = 1;
+    for (int64_t d : dims) {
+      if (d > 0 && total > maxFloats / d)
+        return false;
+      total *= d;
+    }
+    return true;
+  };
+  const int64_t cb = convBlocks(spec.c), ocb = convBlocks(spec.oc);
+  // The padded extent: row pointers may point into the padding.
+  MLCC_CHECK(fits({spec.n, cb,
+                   spec.h + spec.pads[0] + spec.pads[2] +
+                       spec.kernel[0] * spec.dilations[0],
+                   spec.w + spec.pads[1] + spec.pads[3] +
+                       spec.kernel[1] * spec.dilations[1],
+                   kConvBlock}),
+             name, ": input is too large (2 GiB at most)");
+  MLCC_CHECK(fits({ocb, isDepthwise(spec) ? 1 : cb, spec.kernel[0],
+                   spec.kernel[1], kConvBlock, kConvBlock}),
+             name, ": packed weights are too large (2 GiB at most)");
+  int64_t oh = 0, ow = 0;
+  MLCC_RETURN_IF_ERROR(convOutputSize(spec, oh, ow));
+  MLCC_CHECK(fits({spec.n, ocb, oh, ow, kConvBlock}), name,
+             ": output is too large (2 GiB at most)");
+  MLCC_CHECK(spec.blockWidth >= 0 && spec.blockWidth <= kMaxBlockWidth, name,
+             ": block width ", spec.blockWidth, " is not in [0, ",
+             kMaxBlockWidth, "]");
+  for (size_t i = 0; i < spec.epilogue.size(); ++i) {
+    const EltwiseOp &op = spec.epilogue[i];
+    MLCC_CHECK(static_cast<unsigned>(op.kind) <=
+                   static_cast<unsigned>(EltwiseKind::Min),
+               name, ": epilogue op ", i, " has unsupported kind ",
+               static_cast<unsigned>(op.kind));
+    MLCC_CHECK(!isBinary(op.kind) ||
+                   op.rhs.kind == EltwiseOperand::Kind::Constant,
+               name, ": epilogue op ", i, " (", eltwiseKindName(op.kind),
+               ") has a run-time operand; a conv epilogue takes constants "
+               "only");
+  }
+  return Status::success();
+}
+
+/// A block of output pixels and which of its taps read the input:
+/// valid[i * KW + kw] for pixel i at kernel column kw. Blocks with equal
+/// shapes share code.
+struct PixelBlock {
+  int64_t ow0 = 0;
+  int width = 0;
+  std::vector<bool> valid;
+  bool sameCode(const PixelBlock &o) const {
+    return width == o.width && valid == o.valid;
+  }
+};
+
+class ConvKernel : public JitGenerator {
+public:
+  ConvKernel(std::vector<uint8_t> &buffer, const ConvSpec &spec, int64_t oh,
+             int64_t ow, int nb, int width)
+      : JitGenerator(buffer), spec_(spec), oh_(oh), ow_(ow), nb_(nb),
+        width_(width), injector_(*this) {}
+
+  void generate();
+
+private:
+  const ConvSpec &spec_;
+  const int64_t oh_, ow_;
+  const int nb_, width_;
+  EltwiseInjector injector_;
+
+  const Xbyak::Reg64 regArgs_ = rdi;
+  const Xbyak::Reg64 regSrcImage_ = r8;
+  const Xbyak::Reg64 regDstGroup_ = r9;
+  const Xbyak::Reg64 regWGroup_ = r10;
+  const Xbyak::Reg64 regBiasGroup_ = r11;
+  const Xbyak::Reg64 regSrcRow_ = rsi;
+  const Xbyak::Reg64 regDstRow_ = rdx;
+  const Xbyak::Reg64 regSrcBlock_ = rax;
+  const Xbyak::Reg64 regDstBlock_ = rbp;
+  const Xbyak::Reg64 regSrcCb_ = rbx;
+  const Xbyak::Reg64 regWCb_ = r12;
+  const Xbyak::Reg64 regSrcKh_ = r13;
+  const Xbyak::Reg64 regWKh_ = r14;
+  const Xbyak::Reg64 regKhIter_ = rcx;
+  const Xbyak::Reg64 regCbIter_ = r15;
+  const Xbyak::Opmask kTail_ = k1;
+
+  int64_t kh() const { return spec_.kernel[0]; }
+  int64_t kw() const { return spec_.kernel[1]; }
+  int64_t cb() const { return convBlocks(spec_.c); }
+  int64_t srcPlaneBytes() const { return spec_.h * spec_.w * kBlockBytes; }
+  int64_t dstPlaneBytes() const { return oh_ * ow_ * kBlockBytes; }
+  bool depthwise() const { return isDepthwise(spec_); }
+  /// Weight bytes of one kernel tap: 16 x 16, or 16 for depthwise.
+  int64_t tapBytes() const { return depthwise() ? kBlockBytes : kTapBytes; }
+  int64_t wBlockBytes() const { return kh() * kw() * tapBytes(); }
+
+  /// A loop of `count` iterations around `body` with its counter in the
+  /// stack slot `slot`; no loop for a single iteration.
+  template <typename Body> void stackLoop(int64_t count, int slot, Body body);
+
+  void groups(int64_t count, int nb, bool masked);
+  void rows(int nb, bool masked);
+  void pixelBlocks(int nb, bool masked, int64_t khLo, int64_t khHi);
+  void microkernel(int nb, bool masked, int64_t khLo, int64_t khHi,
+                   const PixelBlock &b);
+  void channelBlocks(int64_t count, int ics, int nb, int64_t khLo, int64_t khHi,
+                     const PixelBlock &b);
+  void taps(int ics, int nb, const PixelBlock &b);
+  void epilogue(int nb, bool masked, int width);
+
+  static Xbyak::Zmm acc(int i, int j, int nb) { return Xbyak::Zmm(i * nb + j); }
+};
+
+template <typename Body>
+void ConvKernel::stackLoop(int64_t count, int slot, Body body) {
+  if (count <= 0)
+    return;
+  Xbyak::Label loop;
+  if (count > 1) {
+    mov(qword[rsp + slot], static_cast<uint32_t>(count));
+    L(loop);
+  }
+  body();
+  if (count > 1) {
+    dec(qword[rsp + slot]);
+    jnz(loop, T_NEAR);
+  }
+}
+
+void ConvKernel::taps(int ics, int nb, const PixelBlock &b) {
+  const int width = b.width;
+  const int wBase = width * nb;
+  int bcast = 0;
+  for (int64_t x = 0; x < kw(); ++x) {
+    bool any = false;
+    for (int i = 0; i < width; ++i)
+      any = any || b.valid[i * kw() + x];
+    if (!any)
+      continue;
+    if (depthwise()) {
+      // Channel c of Y reads channel c of X: whole vectors, no broadcast.
+      // X's padding lanes only reach Y's, which are zeroed.
+      vmovups(Xbyak::Zmm(wBase),
+              ptr[regWKh_ + static_cast<int>(x * kBlockBytes)]);
+      for (int i = 0; i < width; ++i) {
+        if (!b.valid[i * kw() + x])
+          continue;
+        int64_t col =
+            i * spec_.strides[1] - spec_.pads[1] + x * spec_.dilations[1];
+        vfmadd231ps(acc(i, 0, nb), Xbyak::Zmm(wBase),
+                    ptr[regSrcKh_ + static_cast<int>(col * kBlockBytes)]);
+      }
+      continue;
+    }
+    for (int ic = 0; ic < ics; ++ic) {
+      for (int j = 0; j < nb; ++j)
+        vmovups(
+            Xbyak::Zmm(wBase + j),
+            ptr[regWKh_ + static_cast<int>((x * kConvBlock + ic) * kBlockBytes +
+                                           j * cb() * wBlockBytes())]);
+      for (int i = 0; i < width; ++i) {
+        if (!b.valid[i * kw() + x])
+          continue;
+        int64_t col =
+            i * spec_.strides[1] - spec_.pads[1] + x * spec_.dilations[1];
+        Xbyak::RegExp src =
+            regSrcKh_ + static_cast<int>(col * kBlockBytes + ic * 4);
+        if (nb == 1) {
+          vfmadd231ps(acc(i, 0, nb), Xbyak::Zmm(wBase), ptr_b[src]);
+          continue;
+        }
+        // Two broadcast registers alternate so that the next pixel's load
+        // does not wait for this one's FMAs to read theirs.
+        Xbyak::Zmm a(wBase + nb + bcast++ % 2);
+        vbroadcastss(a, ptr[src]);
+        for (int j = 0; j < nb; ++j)
+          vfmadd231ps(acc(i, j, nb), Xbyak::Zmm(wBase + j), a);
+      }
+    }
+  }
+}
+
+void ConvKernel::channelBlocks(int64_t count, int ics, int nb, int64_t khLo,
+                               int64_t khHi, const PixelBlock &b) {
+  if (count == 0 || ics == 0)
+    return;
+  const int64_t rowBytes = spec_.w * kBlockBytes;
+  const int64_t nkh = khHi - khLo;
+  Xbyak::Label cbLoop;
+  if (count > 1) {
+    mov(regCbIter_, count);
+    L(cbLoop);
+  }
+  lea(regSrcKh_,
+      ptr[regSrcCb_ + static_cast<int>(khLo * spec_.dilations[0] * rowBytes)]);
+  lea(regWKh_, ptr[regWCb_ + static_cast<int>(khLo * kw() * tapBytes())]);
+  Xbyak::Label khLoop;
+  if (nkh > 1) {
+    mov(regKhIter_, nkh);
+    L(khLoop);
+  }
+  taps(ics, nb, b);
+  if (nkh > 1) {
+    add(regSrcKh_, static_cast<int>(spec_.dilations[0] * rowBytes));
+    add(regWKh_, static_cast<int>(kw() * tapBytes()));
+    dec(regKhIter_);
+    jnz(khLoop, T_NEAR);
+  }
+  // Also past the last block: the channel tail, if any, comes next.
+  add(regSrcCb_, static_cast<int>(srcPlaneBytes()));
+  add(regWCb_, static_cast<int>(wBlockBytes()));
+  if (count > 1) {
+    dec(regCbIter_);
+    jnz(cbLoop, T_NEAR);
+  }
+}
+
+void ConvKernel::epilogue(int nb, bool masked, int width) {
+  const int free = width * nb;
+  if (spec_.bias) {
+    for (int j = 0; j < nb; ++j) {
+      Xbyak::Address a = ptr[regBiasGroup_ + j * kBlockBytes];
+      // bias has exactly OC elements: the last block's tail is masked.
+      if (masked && j == nb - 1)
+        vmovups(Xbyak::Zmm(free + j) | kTail_ | T_z, a);
+      else
+        vmovups(Xbyak::Zmm(free + j), a);
+    }
+    for (int i = 0; i < width; ++i)
+      for (int j = 0; j < nb; ++j)
+        vaddps(acc(i, j, nb), acc(i, j, nb), Xbyak::Zmm(free + j));
+  }
+  // Op-major, as in the gemm: the accumulators' chains interleave.
+  for (const EltwiseOp &op : spec_.epilogue)
+    for (int i = 0; i < width; ++i)
+      for (int j = 0; j < nb; ++j) {
+        EltwiseLane l;
+        l.x = acc(i, j, nb);
+        for (int t = 0; t < kEltwiseMaxTemps; ++t)
+          l.t[t] = Xbyak::Zmm(free + t);
+        l.k = k2;
+        if (!isBinary(op.kind)) {
+          injector_.unary(op, l);
+        } else if (EltwiseInjector::rhsInRegister(op)) {
+          loadCst(l.t[0], op.rhs.value);
+          injector_.binary(op, l, l.t[0]);
+        } else {
+          injector_.binary(op, l, cst(op.rhs.value));
+        }
+      }
+  for (int i = 0; i < width; ++i)
+    for (int j = 0; j < nb; ++j) {
+      // The padding lanes of Y are written as 0 (the epilogue of 0 may not
+      // be), so that they are finite for whoever reads the whole block.
+      if (masked && j == nb - 1)
+        vmovaps(acc(i, j, nb) | kTail_ | T_z, acc(i, j, nb));
+      vmovups(ptr[regDstBlock_ +
+                  static_cast<int>(i * kBlockBytes + j * dstPlaneBytes())],
+              acc(i, j, nb));
+    }
+}
+
+void ConvKernel::microkernel(int nb, bool masked, int64_t khLo, int64_t khHi,
+                             const PixelBlock &b) {
+  for (int i = 0; i < b.width; ++i)
+    for (int j = 0; j < nb; ++j) {
+      Xbyak::Zmm z = acc(i, j, nb);
+      vpxord(z, z, z);
+    }
+  if (khHi > khLo) {
+    mov(regSrcCb_, regSrcBlock_);
+    mov(regWCb_, regWGroup_);
+    if (depthwise()) {
+      channelBlocks(1, 1, nb, khLo, khHi, b);
+    } else {
+      channelBlocks(spec_.c / kConvBlock, kConvBlock, nb, khLo, khHi, b);
+      channelBlocks(1, static_cast<int>(spec_.c % kConvBlock), nb, khLo, khHi,
+                    b);
+    }
+  }
+  epilogue(nb, masked, b.width);
+}
+
+void ConvKernel::pixelBlocks(int nb, bool masked, int64_t khLo, int64_t khHi) {
+  int width = nb == 2 ? std::min(width_, 14) : width_;
+  std::vector<PixelBlock> blocks;
+  for (int64_t ow0 = 0; ow0 < ow_; ow0 += width) {
+    PixelBlock b;
+    b.ow0 = ow0;
+    b.width = static_cast<int>(std::min<int64_t>(width, ow_ - ow0));
+    b.valid.resize(static_cast<size_t>(b.width * kw()));
+    for (int i = 0; i < b.width; ++i)
+      for (int64_t x = 0; x < kw(); ++x) {
+        int64_t col = (ow0 + i) * spec_.strides[1] - spec_.pads[1] +
+                      x * spec_.dilations[1];
+        b.valid[i * kw() + x] = col >= 0 && col < spec_.w;
+      }
+    blocks.push_back(std::move(b));
+  }
+  for (size_t first = 0; first < blocks.size();) {
+    size_t last = first + 1;
+    while (last < blocks.size() && blocks[last].sameCode(blocks[first]))
+      ++last;
+    const PixelBlock &b = blocks[first];
+    lea(regSrcBlock_,
+        ptr[regSrcRow_ +
+            static_cast<int>(b.ow0 * spec_.strides[1] * kBlockBytes)]);
+    lea(regDstBlock_, ptr[regDstRow_ + static_cast<int>(b.ow0 * kBlockBytes)]);
+    const int64_t count = static_cast<int64_t>(last - first);
+    stackLoop(count, kBlockCounter, [&] {
+      microkernel(nb, masked, khLo, khHi, b);
+      if (count > 1) {
+        add(regSrcBlock_,
+            static_cast<int>(b.width * spec_.strides[1] * kBlockBytes));
+        add(regDstBlock_, b.width * kBlockBytes);
+      }
+    });
+    first = last;
+  }
+}
+
+void ConvKernel::rows(int nb, bool masked) {
+  // Kernel rows [lo, hi) of output row y that land inside the input.
+  auto range = [&](int64_t y) {
+    int64_t top = y * spec_.strides[0] - spec_.pads[0];
+    int64_t lo = kh(), hi = 0;
+    for (int64_t r = 0; r < kh(); ++r) {
+      int64_t row = top + r * spec_.dilations[0];
+      if (row >= 0 && row < spec_.h) {
+        lo = std::min(lo, r);
+        hi = r + 1;
+      }
+    }
+    return lo < hi ? std::make_pair(lo, hi)
+                   : std::make_pair(int64_t(0), int64_t(0));
+  };
+  const int64_t rowBytes = spec_.w * kBlockBytes;
+  for (int64_t first = 0; first < oh_;) {
+    auto r = range(first);
+    int64_t last = first + 1;
+    while (last < oh_ && range(last) == r)
+      ++last;
+    // The row pointer is that of input row y * stride - pad, which may lie
+    // above the image; only rows inside it are dereferenced.
+    lea(regSrcRow_,
+        ptr[regSrcImage_ +
+            static_cast<int>((first * spec_.strides[0] - spec_.pads[0]) *
+                             rowBytes)]);
+    lea(regDstRow_,
+        ptr[regDstGroup_ + static_cast<int>(first * ow_ * kBlockBytes)]);
+    const int64_t count = last - first;
+    stackLoop(count, kRowCounter, [&] {
+      pixelBlocks(nb, masked, r.first, r.second);
+      if (count > 1) {
+        add(regSrcRow_, static_cast<int>(spec_.strides[0] * rowBytes));
+        add(regDstRow_, static_cast<int>(ow_ * kBlockBytes));
+      }
+    });
+    first = last;
+  }
+}
+
+void ConvKernel::groups(int64_t count, int nb, bool masked) {
+  stackLoop(count, kGroupCounter, [&] {
+    rows(nb, masked);
+    // Past the last group too: the narrower tail group comes next.
+    add(regDstGroup_, static_cast<int>(nb * dstPlaneBytes()));
+    add(regWGroup_,
+        static_cast<int>(nb * (depthwise() ? 1 : cb()) * wBlockBytes()));
+    // A depthwise group reads its own input channels.
+    if (depthwise())
+      add(regSrcImage_, static_cast<int>(nb * srcPlaneBytes()));
+    if (spec_.bias)
+      add(regBiasGroup_, nb * kBlockBytes);
+  });
+}
+
+void ConvKernel::generate() {
+  preamble({rbx, rbp, r12, r13, r14, r15});
+  if (spec_.n == 0) {
+    postamble();
+    return;
+  }
+  sub(rsp, kFrameBytes);
+  mov(regSrcImage_,
+      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_conv_args, src))]);
+  mov(regDstGroup_,
+      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_conv_args, dst))]);
+  const int rem = static_cast<int>(spec_.oc % kConvBlock);
+  if (rem) {
+    mov(eax, (1u << rem) - 1);
+    kmovw(kTail_, eax);
+  }
+  const int64_t ocb = convBlocks(spec_.oc);
+  // The masked block ends the last group: a group of its own kind.
+  int64_t fullGroups = ocb / nb_;
+  int tailBlocks = static_cast<int>(ocb % nb_);
+  if (rem && tailBlocks == 0) {
+    --fullGroups;
+    tailBlocks = nb_;
+  }
+  // Y's groups are contiguous across images, so regDstGroup_ just runs on.
+  stackLoop(spec_.n, kImageCounter, [&] {
+    mov(regWGroup_,
+        ptr[regArgs_ + static_cast<int>(offsetof(mlcc_conv_args, weights))]);
+    if (spec_.bias)
+      mov(regBiasGroup_,
+          ptr[regArgs_ + static_cast<int>(offsetof(mlcc_conv_args, bias))]);
+    groups(fullGroups, nb_, /*masked=*/false);
+    if (tailBlocks)
+      groups(1, tailBlocks, /*masked=*/rem != 0);
+    if (spec_.n > 1 && !depthwise())
+      add(regSrcImage_, static_cast<int>(cb() * srcPlaneBytes()));
+  });
+  add(rsp, kFrameBytes);
+  postamble();
+}
+
+Status emit(const ConvSpec &spec, int64_t oh, int64_t ow, int nb, int width,
+            std::vector<uint8_t> &code) {
+  constexpr size_t kMaxCode = size_t(64) << 20;
+  for (size_t size = size_t(64) << 10;; size *= 4) {
+    std::vector<uint8_t> buffer(size);
+    // Xbyak keeps the first error of the thread: start clean.
+    Xbyak::ClearError();
+    ConvKernel kernel(buffer, spec, oh, ow, nb, width);
+    kernel.generate();
+    if (JitGenerator::codeTooBig() && size < kMaxCode)
+      continue;
+    return kernel.finish(spec.name, code);
+  }
+}
+
+} // namespace
+
+Status convOutputSize(const ConvSpec &spec, int64_t &oh, int64_t &ow) {
+  oh = outDim(spec.h, spec.pads[0], spec.pads[2], spec.kernel[0],
+              spec.strides[0], spec.dilations[0]);
+  ow = outDim(spec.w, spec.pads[1], spec.pads[3], spec.kernel[1],
+              spec.strides[1], spec.dilations[1]);
+  MLCC_CHECK(oh >= 1 && ow >= 1, spec.name, ": the ", spec.kernel[0], " x ",
+             spec.kernel[1], " window (dilated) is larger than the padded ",
+             spec.h, " x ", spec.w, " input: empty output");
+  return Status::success();
+}
+
+Status generateConv(const ConvSpec &spec, std::vector<uint8_t> &code) {
+  code.clear();
+  MLCC_RETURN_IF_ERROR(validate(spec));
+  int64_t oh = 0, ow = 0;
+  MLCC_RETURN_IF_ERROR(convOutputSize(spec, oh, ow));
+  // Two channel blocks per pixel halve the input broadcasts per FMA; with
+  // 14 pixels they fill 28 accumulators. One block takes up to 28 pixels.
+  // The width is spread evenly over the blocks of a row, so that the last
+  // block is not a sliver.
+  // Depthwise has no input channels to share a broadcast: one block.
+  const int nb = convBlocks(spec.oc) >= 2 && !isDepthwise(spec) ? 2 : 1;
+  int width = spec.blockWidth;
+  if (width == 0) {
+    int64_t most = nb == 2 ? 14 : kMaxBlockWidth;
+    int64_t blocks = (ow + most - 1) / most;
+    width = static_cast<int>((ow + blocks - 1) / blocks);
+  }
+  const int nbWidth = nb == 2 ? std::min(width, 14) : width;
+  int temps = 0;
+  for (const EltwiseOp &op : spec.epilogue)
+    temps = std::max(temps, EltwiseInjector::tempsNeeded(op));
+  MLCC_CHECK(loopRegisters(nbWidth, nb) <= kNumZmm &&
+                 nbWidth * nb + std::max(temps, spec.bias ? nb : 0) <= kNumZmm,
+             spec.name, ": a block of ", nbWidth, " pixels x ", nb,
+             " channel blocks needs more than ", kNumZmm, " zmm registers");
+  return emit(spec, oh, ow, nb, width, code);
+}
+
+void packConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
+                     int64_t kw, std::vector<float> &packed) {
+  packed.assign(static_cast<size_t>(packedConvWeightsSize(oc, c, kh, kw)),
+                0.0f);
+  const int64_t icb = convBlocks(c);
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t i = 0; i < c; ++i)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t x = 0; x < kw; ++x) {
+          int64_t at =
+              ((((o / kConvBlock) * icb + i / kConvBlock) * kh + y) * kw + x) *
+                  kConvBlock * kConvBlock +
+              (i % kConvBlock) * kConvBlock + o % kConvBlock;
+          packed[at] = w[((o * c + i) * kh + y) * kw + x];
+        }
+}
+
+void packDepthwiseConvWeights(const float *w, int64_t c, int64_t kh, int64_t kw,
+                              std::vector<float> &packed) {
+  packed.assign(static_cast<size_t>(packedDepthwiseConvWeightsSize(c, kh, kw)),
+                0.0f);
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t t = 0; t < kh * kw; ++t)
+      packed[((ch / kConvBlock) * kh * kw + t) * kConvBlock + ch % kConvBlock] =
+          w[ch * kh * kw + t];
+}
+
+void reorderNCHWtoNCHW16c(const float *src, int64_t n, int64_t c, int64_t h,
+                          int64_t w, float *dst) {
+  const int64_t cb = convBlocks(c), plane = h * w;
+  std::fill(dst, dst + blockedSize(n, c, h, w), 0.0f);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p)
+        dst[((b * cb + ch / kConvBlock) * plane + p) * kConvBlock +
+            ch % kConvBlock] = src[(b * c + ch) * plane + p];
+}
+
+void reorderNCHW16cToNCHW(const float *src, int64_t n, int64_t c, int64_t h,
+                          int64_t w, float *dst) {
+  const int64_t cb = convBlocks(c), plane = h * w;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p)
+        dst[(b * c + ch) * plane + p] =
+            src[((b * cb + ch / kConvBlock) * plane + p) * kConvBlock +
+                ch % kConvBlock];
+}
+
+} // namespace mlcc::avx512

@@ -1,0 +1,122 @@
+//===- Conv.h - AVX-512 f32 direct 2-D convolution kernels ------*- C++ -*-===//
+//
+// Generates f32 kernels for Y = epilogue(conv2d(X, W) + bias) with every
+// shape, stride, pad and dilation known when the kernel is generated
+// (group = 1, or depthwise: group == C == OC). X and Y are channel blocked,
+// the weight is packed once by the compiler; the reorders below convert to
+// and from plain NCHW.
+//
+// Blocked activation layout NCHW16c
+// ---------------------------------
+// Channels are split into blocks of 16 (C padded up to a multiple of 16):
+//
+//   x16c[(((n * CB + cb) * H + h) * W + w) * 16 + c % 16] = x[n][c][h][w]
+//
+// with CB = ceil(C / 16). The kernel writes Y's padding lanes (past C) as 0,
+// so a blocked output feeds the next conv directly. A dense conv never reads
+// X's padding lanes; a depthwise one reads them into Y's padding lanes only
+// (then zeroed), so they may hold anything.
+//
+// Packed weight layout OIhw16i16o
+// -------------------------------
+//   packed[((((ob * ICB + ib) * KH + kh) * KW + kw) * 16 + i) * 16 + o]
+//       = w[16 ob + o][16 ib + i][kh][kw]     (0 past OC or C)
+//
+// so one zmm holds the 16 output channels of one input channel at one tap.
+// packed.size() == OCB * ICB * KH * KW * 256 floats.
+//
+// The kernel's signature is that of lowering/Common/KernelABI.h:
+//   void kernel(const mlcc_conv_args *args);
+// bias (OC elements) is read only by kernels generated with one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_AVX512_KERNELS_CONV_H
+#define MLCC_LOWERING_AVX512_KERNELS_CONV_H
+
+#include "Eltwise.h"
+
+#include "mlcc/Reference/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlcc::avx512 {
+
+using ref::Status;
+
+/// Channels of one block of the NCHW16c layout.
+constexpr int64_t kConvBlock = 16;
+
+struct ConvSpec {
+  /// Names the kernel in error messages (the graph op it lowers).
+  std::string name = "conv";
+  /// Input [N, C, H, W], output channels OC.
+  int64_t n = 1, c = 1, h = 1, w = 1, oc = 1;
+  int64_t kernel[2] = {1, 1};
+  int64_t strides[2] = {1, 1};
+  int64_t dilations[2] = {1, 1};
+  /// ONNX order: top, left, bottom, right.
+  int64_t pads[4] = {0, 0, 0, 0};
+  /// 1, or C == OC for a depthwise conv (weights from
+  /// packDepthwiseConvWeights).
+  int64_t group = 1;
+  /// Add args->bias[oc] before the epilogue.
+  bool bias = false;
+  /// Elementwise ops on every output (constant operands only), as GemmSpec.
+  std::vector<EltwiseOp> epilogue;
+  /// Output pixels per microkernel call, 1 to 28 (14 when two channel
+  /// blocks are computed together); 0 picks. Tests set it to reach tails.
+  int blockWidth = 0;
+};
+
+/// The output's spatial size; fails for a window larger than the padded
+/// input.
+Status convOutputSize(const ConvSpec &spec, int64_t &oh, int64_t &ow);
+
+/// Generates the kernel's machine code into `code` (plain bytes, position
+/// independent). N = 0 gives a kernel that writes nothing. Fails, naming
+/// spec.name, for non-positive sizes, strides or dilations, negative pads,
+/// a group that is neither 1 nor depthwise, an empty output, tensors over 2 GiB
+/// and unsupported epilogue ops.
+Status generateConv(const ConvSpec &spec, std::vector<uint8_t> &code);
+
+/// Packs w [OC, C, KH, KW] into the layout above; `packed` is resized.
+void packConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
+                     int64_t kw, std::vector<float> &packed);
+
+/// Packs a depthwise weight w [C, 1, KH, KW] into
+///   packed[((cb * KH + kh) * KW + kw) * 16 + c % 16] = w[16 cb + c][0][kh][kw]
+/// (0 past C); `packed` is resized.
+void packDepthwiseConvWeights(const float *w, int64_t c, int64_t kh, int64_t kw,
+                              std::vector<float> &packed);
+
+inline int64_t convBlocks(int64_t c) {
+  return (c + kConvBlock - 1) / kConvBlock;
+}
+/// Floats packConvWeights() writes.
+inline int64_t packedConvWeightsSize(int64_t oc, int64_t c, int64_t kh,
+                                     int64_t kw) {
+  return convBlocks(oc) * convBlocks(c) * kh * kw * kConvBlock * kConvBlock;
+}
+inline int64_t packedDepthwiseConvWeightsSize(int64_t c, int64_t kh,
+                                              int64_t kw) {
+  return convBlocks(c) * kh * kw * kConvBlock;
+}
+/// Floats of an [N, C, H, W] tensor in NCHW16c.
+inline int64_t blockedSize(int64_t n, int64_t c, int64_t h, int64_t w) {
+  return n * convBlocks(c) * h * w * kConvBlock;
+}
+
+/// x [N, C, H, W] to NCHW16c in `dst` (blockedSize() floats, padding lanes
+/// set to 0).
+void reorderNCHWtoNCHW16c(const float *src, int64_t n, int64_t c, int64_t h,
+                          int64_t w, float *dst);
+/// NCHW16c back to [N, C, H, W] (padding lanes dropped).
+void reorderNCHW16cToNCHW(const float *src, int64_t n, int64_t c, int64_t h,
+                          int64_t w, float *dst);
+
+} // namespace mlcc::avx512
+
+#endif // MLCC_LOWERING_AVX512_KERNELS_CONV_H

@@ -1,0 +1,645 @@
+//===- ConvKernelTest.cpp - Tests of the AVX-512 conv kernels -------------===//
+//
+// Generates conv kernels, maps their bytes executable and runs them on
+// blocked (NCHW16c) input and packed weights. The oracle is the reference
+// "conv" kernel (compiler/Reference) on the plain NCHW tensors, with relu
+// applied to its output; the kernel's output is reordered back to NCHW to
+// compare. X's padding lanes hold NaN, so a kernel that reads them fails;
+// Y's must come out 0. Inputs, weights, bias and output end at an unmapped
+// page, so a kernel that touches one element too many faults.
+//
+// Tolerance: the kernel sums C * KH * KW products of values in [-1, 1) in a
+// different order than the reference, so
+//   |kernel - reference| <= 1e-5 * C * KH * KW
+// (f32 rounding is 6e-8 per add; the bound leaves a wide margin yet catches
+// any wrong or missing term, which is of order 1).
+//
+// The [.perf] case measures single-thread GFLOP/s on two ResNet-50 layers;
+// it is hidden from the default run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conv.h"
+#include "ExecutableBuffer.h"
+#include "JitGenerator.h"
+#include "KernelABI.h"
+
+#include "mlcc/Reference/Kernel.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace mlcc;
+using namespace mlcc::avx512;
+using mlcc::test::ExecutableBuffer;
+using mlcc::test::GuardedArray;
+
+namespace {
+
+/// Generating needs no AVX-512, running does. On a host without it the
+/// test cases that run kernels say so and stop, rather than die of SIGILL.
+#define MLCC_REQUIRE_AVX512F()                                                 \
+  do {                                                                         \
+    if (!__builtin_cpu_supports("avx512f")) {                                  \
+      WARN("this CPU has no AVX-512F: kernels not run");                       \
+      return;                                                                  \
+    }                                                                          \
+  } while (0)
+
+constexpr float kSentinel = -12345.0f;
+
+/// Deterministic values in [-1, 1).
+std::vector<float> randomValues(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t s = seed * 2654435761u + 1;
+  for (float &x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 23) - 1.0f;
+  }
+  return v;
+}
+
+std::vector<uint8_t> generate(const ConvSpec &spec) {
+  std::vector<uint8_t> code;
+  Status s = generateConv(spec, code);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  REQUIRE(!code.empty());
+  return code;
+}
+
+/// Plain NCHW x to NCHW16c with NaN in the padding lanes.
+std::vector<float> blockInput(const ConvSpec &spec,
+                              const std::vector<float> &x) {
+  std::vector<float> b(
+      static_cast<size_t>(blockedSize(spec.n, spec.c, spec.h, spec.w)));
+  reorderNCHWtoNCHW16c(x.data(), spec.n, spec.c, spec.h, spec.w, b.data());
+  const int64_t cb = convBlocks(spec.c);
+  for (int64_t n = 0; n < spec.n; ++n)
+    for (int64_t ch = spec.c; ch < cb * kConvBlock; ++ch)
+      for (int64_t p = 0; p < spec.h * spec.w; ++p)
+        b[((n * cb + ch / 16) * spec.h * spec.w + p) * 16 + ch % 16] =
+            std::numeric_limits<float>::quiet_NaN();
+  return b;
+}
+
+/// Runs `code` and returns the NCHW16c output, padding lanes included.
+std::vector<float> runCode(const std::vector<uint8_t> &code,
+                           const ConvSpec &spec, const std::vector<float> &xb,
+                           const std::vector<float> &packed,
+                           const std::vector<float> &bias, size_t offset = 0) {
+  int64_t oh = 0, ow = 0;
+  REQUIRE(convOutputSize(spec, oh, ow).ok());
+  ExecutableBuffer exec(code, offset);
+  REQUIRE(exec.ok());
+  GuardedArray<float> gx(xb), gw(packed), gbias(bias);
+  GuardedArray<float> gy(std::vector<float>(
+      static_cast<size_t>(blockedSize(spec.n, spec.oc, oh, ow)), kSentinel));
+  REQUIRE((gx.ok() && gw.ok() && gbias.ok() && gy.ok()));
+  mlcc_conv_args args = {};
+  args.src = gx.data();
+  args.weights = gw.data();
+  args.bias = bias.empty() ? nullptr : gbias.data();
+  args.dst = gy.data();
+  exec.function<mlcc_conv_kernel_fn>()(&args);
+  return gy.values();
+}
+
+/// The reference conv on plain NCHW tensors.
+std::vector<float> refConv(const ConvSpec &spec, const std::vector<float> &x,
+                           const std::vector<float> &w,
+                           const std::vector<float> &bias) {
+  const ref::KernelDef *kd = ref::KernelRegistry::get().find("conv");
+  REQUIRE(kd);
+  std::vector<ref::Tensor> in = {
+      ref::Tensor::fromBytes(DType::F32, {spec.n, spec.c, spec.h, spec.w},
+                             x.data()),
+      ref::Tensor::fromBytes(
+          DType::F32,
+          {spec.oc, spec.c / spec.group, spec.kernel[0], spec.kernel[1]},
+          w.data())};
+  if (!bias.empty())
+    in.push_back(ref::Tensor::fromBytes(DType::F32, {spec.oc}, bias.data()));
+  std::vector<ref::Tensor> out(1);
+  ref::Attrs attrs = {
+      {"strides", std::vector<int64_t>{spec.strides[0], spec.strides[1]}},
+      {"dilations", std::vector<int64_t>{spec.dilations[0], spec.dilations[1]}},
+      {"pads", std::vector<int64_t>{spec.pads[0], spec.pads[1], spec.pads[2],
+                                    spec.pads[3]}},
+      {"group", spec.group}};
+  Status s = kd->run(attrs, in, out);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  const float *p = out[0].data<float>();
+  return std::vector<float>(p, p + out[0].numel());
+}
+
+struct Case {
+  int64_t n = 1, c = 16, h = 8, w = 8, oc = 16;
+  int64_t k = 3, stride = 1, pad = 0, dilation = 1;
+  bool bias = false, relu = false;
+  int blockWidth = 0;
+  bool depthwise = false; // group = C, OC = C
+};
+
+ConvSpec specOf(const Case &c) {
+  ConvSpec spec;
+  spec.n = c.n;
+  spec.c = c.c;
+  spec.h = c.h;
+  spec.w = c.w;
+  spec.oc = c.oc;
+  spec.kernel[0] = spec.kernel[1] = c.k;
+  spec.strides[0] = spec.strides[1] = c.stride;
+  spec.dilations[0] = spec.dilations[1] = c.dilation;
+  for (int64_t &p : spec.pads)
+    p = c.pad;
+  spec.bias = c.bias;
+  spec.blockWidth = c.blockWidth;
+  if (c.depthwise) {
+    spec.group = c.c;
+    spec.oc = c.c;
+  }
+  if (c.relu)
+    spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Relu));
+  return spec;
+}
+
+/// Generates, runs and compares one spec.
+void check(const ConvSpec &spec, size_t offset = 0) {
+  INFO("N=" << spec.n << " C=" << spec.c << " H=" << spec.h << " W=" << spec.w
+            << " OC=" << spec.oc << " K=" << spec.kernel[0] << "x"
+            << spec.kernel[1] << " s=" << spec.strides[0] << ","
+            << spec.strides[1] << " p=" << spec.pads[0] << "," << spec.pads[1]
+            << "," << spec.pads[2] << "," << spec.pads[3]
+            << " d=" << spec.dilations[0] << "," << spec.dilations[1]
+            << " bias=" << spec.bias << " ops=" << spec.epilogue.size()
+            << " blockWidth=" << spec.blockWidth);
+  const int64_t kh = spec.kernel[0], kw = spec.kernel[1];
+  const int64_t cg = spec.c / spec.group; // input channels per output
+  std::vector<float> x = randomValues(spec.n * spec.c * spec.h * spec.w, 1);
+  std::vector<float> w = randomValues(spec.oc * cg * kh * kw, 2);
+  std::vector<float> bias =
+      spec.bias ? randomValues(spec.oc, 3) : std::vector<float>{};
+  std::vector<float> packed;
+  if (spec.group == 1) {
+    packConvWeights(w.data(), spec.oc, spec.c, kh, kw, packed);
+    REQUIRE(static_cast<int64_t>(packed.size()) ==
+            packedConvWeightsSize(spec.oc, spec.c, kh, kw));
+  } else {
+    packDepthwiseConvWeights(w.data(), spec.c, kh, kw, packed);
+    REQUIRE(static_cast<int64_t>(packed.size()) ==
+            packedDepthwiseConvWeightsSize(spec.c, kh, kw));
+  }
+
+  std::vector<float> want = refConv(spec, x, w, bias);
+  std::vector<float> got =
+      runCode(generate(spec), spec, blockInput(spec, x), packed, bias, offset);
+  int64_t oh = 0, ow = 0;
+  REQUIRE(convOutputSize(spec, oh, ow).ok());
+  REQUIRE(static_cast<int64_t>(want.size()) == spec.n * spec.oc * oh * ow);
+
+  const bool relu = !spec.epilogue.empty();
+  const double tol = 1e-5 * cg * kh * kw;
+  const int64_t ocb = convBlocks(spec.oc), plane = oh * ow;
+  int bad = 0;
+  for (int64_t n = 0; n < spec.n; ++n)
+    for (int64_t o = 0; o < ocb * kConvBlock; ++o)
+      for (int64_t p = 0; p < plane; ++p) {
+        float g = got[((n * ocb + o / 16) * plane + p) * 16 + o % 16];
+        if (o >= spec.oc) { // padding lane
+          if (g != 0.0f && bad++ < 5)
+            FAIL_CHECK("padding lane " << o << " at " << p << " is " << g);
+          continue;
+        }
+        double v = want[(n * spec.oc + o) * plane + p];
+        if (relu)
+          v = std::max(v, 0.0);
+        if (!(std::fabs(g - v) <= tol) && bad++ < 5)
+          FAIL_CHECK("Y[" << n << "][" << o << "] pixel " << p << " = " << g
+                          << ", want " << v);
+      }
+  CHECK(bad == 0);
+}
+
+void check(const Case &c, size_t offset = 0) { check(specOf(c), offset); }
+
+} // namespace
+
+TEST_CASE("conv: 3x3 stride 1 and 2, pad 1", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  for (int64_t w : {1, 7, 17, 56})
+    for (int64_t stride : {1, 2}) {
+      Case c;
+      c.c = 32;
+      c.oc = 48;
+      c.h = 6;
+      c.w = w;
+      c.stride = stride;
+      c.pad = 1;
+      c.bias = true;
+      c.relu = true;
+      check(c);
+    }
+}
+
+TEST_CASE("conv: 1x1 stride 1 and 2", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  for (int64_t stride : {1, 2})
+    for (int64_t w : {1, 7, 17, 56}) {
+      Case c;
+      c.k = 1;
+      c.c = 64;
+      c.oc = 32;
+      c.h = 5;
+      c.w = w;
+      c.stride = stride;
+      c.bias = stride == 1;
+      check(c);
+    }
+}
+
+TEST_CASE("conv: 7x7 stride 2 pad 3 stem, C = 3", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  Case c;
+  c.c = 3;
+  c.oc = 64;
+  c.h = 30;
+  c.w = 32;
+  c.k = 7;
+  c.stride = 2;
+  c.pad = 3;
+  c.bias = true;
+  c.relu = true;
+  check(c);
+}
+
+TEST_CASE("conv: 5x5 pad 2 and dilation 2", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  Case c;
+  c.c = 20;
+  c.oc = 24;
+  c.h = 9;
+  c.w = 17;
+  c.k = 5;
+  c.pad = 2;
+  c.bias = true;
+  check(c);
+  c.k = 3;
+  c.dilation = 2;
+  c.pad = 2;
+  check(c);
+  c.pad = 0;
+  c.relu = true;
+  check(c);
+}
+
+TEST_CASE("conv: channel counts that are not multiples of 16",
+          "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  const std::pair<int64_t, int64_t> channels[] = {{3, 8},   {20, 24}, {1, 1},
+                                                  {16, 17}, {33, 50}, {17, 16}};
+  for (auto [ci, co] : channels)
+    for (int64_t w : {1, 7}) {
+      Case c;
+      c.c = ci;
+      c.oc = co;
+      c.h = 4;
+      c.w = w;
+      c.pad = 1;
+      c.bias = true;
+      c.relu = true;
+      check(c);
+    }
+}
+
+TEST_CASE("conv: batches, asymmetric pads and every block width",
+          "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  Case c;
+  c.n = 3;
+  c.c = 18;
+  c.oc = 40;
+  c.h = 5;
+  c.w = 19;
+  c.pad = 1;
+  c.bias = true;
+  check(c);
+  for (int width : {1, 3, 5, 14, 28}) {
+    c.n = 2;
+    c.oc = width == 28 ? 16 : 40; // 28 pixels only with one channel block
+    c.blockWidth = width;
+    check(c);
+  }
+  ConvSpec spec = specOf(Case{});
+  spec.pads[0] = 2;
+  spec.pads[1] = 0;
+  spec.pads[2] = 0;
+  spec.pads[3] = 3;
+  spec.kernel[1] = 2;
+  spec.strides[0] = 3;
+  check(spec);
+  // A pad wider than the window: border rows and pixels see only the bias.
+  spec = specOf(Case{});
+  spec.h = spec.w = 2;
+  for (int64_t &p : spec.pads)
+    p = 4;
+  spec.bias = true;
+  check(spec);
+}
+
+TEST_CASE("conv: depthwise (group = C = OC)", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  for (int64_t ch : {1, 16, 20, 32, 40})
+    for (int64_t w : {1, 7, 17, 56}) {
+      Case c;
+      c.depthwise = true;
+      c.c = ch;
+      c.h = 5;
+      c.w = w;
+      c.pad = 1;
+      c.bias = true;
+      c.relu = true;
+      check(c);
+    }
+  Case c; // MobileNet's stride-2 5x5, batch 2, dilation
+  c.depthwise = true;
+  c.n = 2;
+  c.c = 24;
+  c.h = 11;
+  c.w = 13;
+  c.k = 5;
+  c.stride = 2;
+  c.pad = 2;
+  c.bias = true;
+  check(c);
+  c.k = 3;
+  c.stride = 1;
+  c.dilation = 2;
+  c.blockWidth = 4;
+  check(c);
+}
+
+TEST_CASE("conv: N = 0 writes nothing", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  ConvSpec spec = specOf(Case{});
+  spec.n = 0;
+  std::vector<uint8_t> code = generate(spec);
+  ExecutableBuffer exec(code);
+  REQUIRE(exec.ok());
+  mlcc_conv_args args = {}; // null pointers: any access faults
+  exec.function<mlcc_conv_kernel_fn>()(&args);
+  SUCCEED();
+}
+
+TEST_CASE("conv: kernels are position independent",
+          "[lowering][avx512][conv]") {
+  Case c;
+  c.c = 20;
+  c.oc = 40;
+  c.w = 17;
+  c.pad = 1;
+  c.bias = true;
+  ConvSpec spec = specOf(c);
+  spec.epilogue = {EltwiseOp::unary(EltwiseKind::Gelu)};
+  std::vector<uint8_t> code = generate(spec);
+  // The bytes do not depend on where the generator's buffer was.
+  CHECK(generate(spec) == code);
+  MLCC_REQUIRE_AVX512F();
+  std::vector<float> x = randomValues(20 * 8 * 17, 4);
+  std::vector<float> w = randomValues(40 * 20 * 9, 5);
+  std::vector<float> bias = randomValues(40, 6), packed;
+  packConvWeights(w.data(), 40, 20, 3, 3, packed);
+  std::vector<float> xb = blockInput(spec, x);
+  std::vector<float> first = runCode(code, spec, xb, packed, bias, 0);
+  std::vector<float> second = runCode(code, spec, xb, packed, bias, 1237);
+  CHECK(first == second);
+  c.relu = true;
+  check(c, 4093);
+}
+
+TEST_CASE("conv: reorders and weight packing", "[lowering][avx512][conv]") {
+  // x[n][c][h][w] = 1000 n + 100 c + 10 h + w, N = 2, C = 18, 2 x 3.
+  std::vector<float> x(2 * 18 * 6), back(x.size());
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 18; ++c)
+      for (int p = 0; p < 6; ++p)
+        x[(n * 18 + c) * 6 + p] =
+            static_cast<float>(1000 * n + 100 * c + 10 * (p / 3) + p % 3);
+  std::vector<float> b(static_cast<size_t>(blockedSize(2, 18, 2, 3)), 7.0f);
+  REQUIRE(b.size() == 2 * 2 * 6 * 16);
+  reorderNCHWtoNCHW16c(x.data(), 2, 18, 2, 3, b.data());
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 32; ++c)
+      for (int p = 0; p < 6; ++p) {
+        float want = c < 18 ? x[(n * 18 + c) * 6 + p] : 0.0f;
+        CHECK(b[((n * 2 + c / 16) * 6 + p) * 16 + c % 16] == want);
+      }
+  reorderNCHW16cToNCHW(b.data(), 2, 18, 2, 3, back.data());
+  CHECK(back == x);
+
+  // w[o][i][y][x] = 1000 o + 100 i + 10 y + x, OC = 17, C = 2, 1 x 2.
+  std::vector<float> w(17 * 2 * 2), packed;
+  for (int o = 0; o < 17; ++o)
+    for (int i = 0; i < 2; ++i)
+      for (int t = 0; t < 2; ++t)
+        w[(o * 2 + i) * 2 + t] = static_cast<float>(1000 * o + 100 * i + t);
+  packConvWeights(w.data(), 17, 2, 1, 2, packed);
+  REQUIRE(packed.size() == 2 * 1 * 2 * 256);
+  for (int ob = 0; ob < 2; ++ob)
+    for (int t = 0; t < 2; ++t)
+      for (int i = 0; i < 16; ++i)
+        for (int o = 0; o < 16; ++o) {
+          int oo = 16 * ob + o;
+          float want = oo < 17 && i < 2 ? w[(oo * 2 + i) * 2 + t] : 0.0f;
+          CHECK(packed[((ob * 2 + t) * 16 + i) * 16 + o] == want);
+        }
+}
+
+TEST_CASE("conv: bad specs are errors", "[lowering][avx512][conv]") {
+  auto fails = [](ConvSpec spec, const std::string &fragment) {
+    spec.name = "my_conv";
+    std::vector<uint8_t> code = {1, 2, 3};
+    Status s = generateConv(spec, code);
+    INFO(s.message());
+    CHECK_FALSE(s.ok());
+    CHECK(code.empty());
+    CHECK(s.message().find("my_conv") != std::string::npos);
+    CHECK(s.message().find(fragment) != std::string::npos);
+  };
+  const ConvSpec ok = specOf(Case{});
+  ConvSpec s = ok;
+  s.n = -1;
+  fails(s, "negative");
+  s = ok;
+  s.c = 0;
+  fails(s, "positive");
+  s = ok;
+  s.oc = -4;
+  fails(s, "positive");
+  s = ok;
+  s.group = 2;
+  fails(s, "group");
+  s = ok;
+  s.group = 16;
+  s.oc = 32; // a channel multiplier of 2 is not depthwise here
+  fails(s, "group");
+  s = ok;
+  s.kernel[1] = 0;
+  fails(s, "kernel dim");
+  s = ok;
+  s.strides[0] = 0;
+  fails(s, "stride");
+  s = ok;
+  s.dilations[1] = -1;
+  fails(s, "dilation");
+  s = ok;
+  s.pads[2] = -1;
+  fails(s, "pad");
+  s = ok;
+  s.kernel[0] = 9; // 9 > 8 rows, no padding
+  fails(s, "empty output");
+  s = ok;
+  s.c = int64_t(1) << 20;
+  s.h = s.w = 64;
+  fails(s, "too large");
+  s = ok;
+  s.blockWidth = 29;
+  fails(s, "block width");
+  s = ok;
+  s.pads[1] = int64_t(1) << 20;
+  fails(s, "pad");
+  s = ok;
+  s.kernel[0] = 1025;
+  s.h = 2000;
+  fails(s, "<= 1024");
+  s = ok;
+  s.epilogue = {EltwiseOp::binary(EltwiseKind::Add, EltwiseOperand::array(1))};
+  fails(s, "constants only");
+}
+
+namespace {
+
+/// uint64_t wrapper(const mlcc_conv_args *args, kernel): fills the SysV
+/// callee-saved registers with known values, calls the kernel and returns
+/// the OR of (value ^ expected) over them: 0 when the kernel kept them all.
+class CalleeSavedCheck : public Xbyak::CodeGenerator {
+public:
+  explicit CalleeSavedCheck(std::vector<uint8_t> &buffer)
+      : Xbyak::CodeGenerator(buffer.size(), buffer.data()) {
+    const Xbyak::Reg64 regs[] = {rbx, rbp, r12, r13, r14, r15};
+    for (const Xbyak::Reg64 &r : regs)
+      push(r);
+    for (int i = 0; i < 6; ++i)
+      mov(regs[i], magic(i));
+    mov(r8, rsp); // rsp must come back too
+    push(r8);     // six pushes + this one: 16-byte aligned for the call
+    call(rsi);
+    pop(r8);
+    xor_(eax, eax);
+    xor_(r8, rsp);
+    or_(rax, r8);
+    for (int i = 0; i < 6; ++i) {
+      mov(rcx, magic(i));
+      xor_(rcx, regs[i]);
+      or_(rax, rcx);
+    }
+    for (int i = 5; i >= 0; --i)
+      pop(regs[i]);
+    ret();
+  }
+  static uint64_t magic(int i) { return 0x0123456789abcdefull + 0x1111 * i; }
+};
+
+} // namespace
+
+TEST_CASE("conv: kernels keep the callee-saved registers and rsp",
+          "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  std::vector<uint8_t> buffer(4096), wrapperCode;
+  Xbyak::ClearError();
+  CalleeSavedCheck wrapper(buffer);
+  REQUIRE(Xbyak::GetError() == 0);
+  wrapperCode.assign(wrapper.getCode(), wrapper.getCode() + wrapper.getSize());
+  ExecutableBuffer execWrapper(wrapperCode);
+  REQUIRE(execWrapper.ok());
+  using WrapperFn = uint64_t (*)(const mlcc_conv_args *, const void *);
+
+  // Every loop runs: images, groups, row and pixel-block runs, channel
+  // blocks and kernel rows.
+  Case c;
+  c.n = 2;
+  c.c = 40;
+  c.oc = 72;
+  c.h = 9;
+  c.w = 40;
+  c.pad = 1;
+  c.bias = true;
+  ConvSpec spec = specOf(c);
+  std::vector<float> x(static_cast<size_t>(blockedSize(2, 40, 9, 40)), 0.5f);
+  std::vector<float> w = randomValues(72 * 40 * 9, 8), packed;
+  std::vector<float> bias = randomValues(72, 9);
+  std::vector<float> y(static_cast<size_t>(blockedSize(2, 72, 9, 40)));
+  packConvWeights(w.data(), 72, 40, 3, 3, packed);
+  ExecutableBuffer exec(generate(spec));
+  REQUIRE(exec.ok());
+  mlcc_conv_args args = {x.data(), packed.data(), bias.data(), y.data()};
+  CHECK(execWrapper.function<WrapperFn>()(&args, exec.address()) == 0);
+}
+
+TEST_CASE("conv: single-thread GFLOP/s of ResNet-50 layers",
+          "[lowering][avx512][conv][.perf]") {
+  MLCC_REQUIRE_AVX512F();
+  struct Layer {
+    const char *name;
+    int64_t c, oc, k, pad, stride, hw;
+  };
+  for (const Layer &l :
+       {Layer{"64x56x56 -> 64 3x3 p1", 64, 64, 3, 1, 1, 56},
+        Layer{"256x56x56 -> 64 1x1", 256, 64, 1, 0, 1, 56},
+        Layer{"3x224x224 -> 64 7x7 s2 p3 (stem)", 3, 64, 7, 3, 2, 224}}) {
+    Case c;
+    c.c = l.c;
+    c.oc = l.oc;
+    c.h = c.w = l.hw;
+    c.k = l.k;
+    c.pad = l.pad;
+    c.stride = l.stride;
+    c.bias = true;
+    c.relu = true;
+    ConvSpec spec = specOf(c);
+    int64_t oh = 0, ow = 0;
+    REQUIRE(convOutputSize(spec, oh, ow).ok());
+    std::vector<uint8_t> code = generate(spec);
+    ExecutableBuffer exec(code);
+    REQUIRE(exec.ok());
+    std::vector<float> x = randomValues(blockedSize(1, l.c, l.hw, l.hw), 1);
+    std::vector<float> w = randomValues(l.oc * l.c * l.k * l.k, 2), packed;
+    std::vector<float> bias = randomValues(l.oc, 3);
+    std::vector<float> y(static_cast<size_t>(blockedSize(1, l.oc, oh, ow)));
+    packConvWeights(w.data(), l.oc, l.c, l.k, l.k, packed);
+    mlcc_conv_args args = {x.data(), packed.data(), bias.data(), y.data()};
+    auto fn = exec.function<mlcc_conv_kernel_fn>();
+    for (int i = 0; i < 5; ++i)
+      fn(&args);
+    double best = 1e30;
+    for (int rep = 0; rep < 5; ++rep) {
+      const int iters = 20;
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i)
+        fn(&args);
+      auto t1 = std::chrono::steady_clock::now();
+      best = std::min(best,
+                      std::chrono::duration<double>(t1 - t0).count() / iters);
+    }
+    double flops = 2.0 * l.oc * l.c * l.k * l.k * oh * ow;
+    WARN(l.name << ": " << flops / best * 1e-9 << " GFLOP/s (" << best * 1e6
+                << " us, code " << code.size() << " bytes)");
+  }
+}
