@@ -328,38 +328,12 @@ void ConvKernel::channelBlocks(int64_t count, int ics, int nb, int64_t khLo,
 }
 
 void ConvKernel::epilogue(int nb, bool masked, int width) {
-  const int free = width * nb;
-  if (spec_.bias) {
-    for (int j = 0; j < nb; ++j) {
-      Xbyak::Address a = ptr[regBiasGroup_ + j * kBlockBytes];
-      // bias has exactly OC elements: the last block's tail is masked.
-      if (masked && j == nb - 1)
-        vmovups(Xbyak::Zmm(free + j) | kTail_ | T_z, a);
-      else
-        vmovups(Xbyak::Zmm(free + j), a);
-    }
-    for (int i = 0; i < width; ++i)
-      for (int j = 0; j < nb; ++j)
-        vaddps(acc(i, j, nb), acc(i, j, nb), Xbyak::Zmm(free + j));
-  }
-  // Op-major, as in the gemm: the accumulators' chains interleave.
-  for (const EltwiseOp &op : spec_.epilogue)
-    for (int i = 0; i < width; ++i)
-      for (int j = 0; j < nb; ++j) {
-        EltwiseLane l;
-        l.x = acc(i, j, nb);
-        for (int t = 0; t < kEltwiseMaxTemps; ++t)
-          l.t[t] = Xbyak::Zmm(free + t);
-        l.k = k2;
-        if (!isBinary(op.kind)) {
-          injector_.unary(op, l);
-        } else if (EltwiseInjector::rhsInRegister(op)) {
-          loadCst(l.t[0], op.rhs.value);
-          injector_.binary(op, l, l.t[0]);
-        } else {
-          injector_.binary(op, l, cst(op.rhs.value));
-        }
-      }
+  // bias has exactly OC elements: the last block's tail is masked. The chain
+  // is op-major, as in the gemm: the accumulators' chains interleave.
+  static_assert(kBlockBytes == kZmmBytes);
+  injector_.blockEpilogue(spec_.epilogue, width, nb,
+                          spec_.bias ? &regBiasGroup_ : nullptr, masked,
+                          kTail_);
   for (int i = 0; i < width; ++i)
     for (int j = 0; j < nb; ++j) {
       // The padding lanes of Y are written as 0 (the epilogue of 0 may not

@@ -395,4 +395,41 @@ void EltwiseInjector::binary(const EltwiseOp &op, const EltwiseLane &l,
   }
 }
 
+void EltwiseInjector::blockEpilogue(const std::vector<EltwiseOp> &ops,
+                                    int rows, int vectors,
+                                    const Xbyak::Reg64 *bias, bool masked,
+                                    const Xbyak::Opmask &tail) {
+  auto acc = [vectors](int i, int j) { return Zmm(i * vectors + j); };
+  const int free = rows * vectors;
+  if (bias) {
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Address a = h_.ptr[*bias + j * kZmmBytes];
+      if (masked && j == vectors - 1)
+        h_.vmovups(Zmm(free + j) | tail | Xbyak::util::T_z, a);
+      else
+        h_.vmovups(Zmm(free + j), a);
+    }
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < vectors; ++j)
+        h_.vaddps(acc(i, j), acc(i, j), Zmm(free + j));
+  }
+  for (const EltwiseOp &op : ops)
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < vectors; ++j) {
+        EltwiseLane l;
+        l.x = acc(i, j);
+        for (int t = 0; t < kEltwiseMaxTemps; ++t)
+          l.t[t] = Zmm(free + t);
+        l.k = h_.k2;
+        if (!isBinary(op.kind)) {
+          unary(op, l);
+        } else if (rhsInRegister(op)) {
+          h_.loadCst(l.t[0], op.rhs.value);
+          binary(op, l, l.t[0]);
+        } else {
+          binary(op, l, h_.cst(op.rhs.value));
+        }
+      }
+}
+
 } // namespace mlcc::avx512

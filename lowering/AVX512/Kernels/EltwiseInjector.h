@@ -19,6 +19,7 @@
 #include "JitGenerator.h"
 
 #include <array>
+#include <vector>
 
 namespace mlcc::avx512 {
 
@@ -48,6 +49,16 @@ public:
   /// Emits x = x op rhs (rhs op x when swapped) for a binary op.
   void binary(const EltwiseOp &op, const EltwiseLane &l,
               const Xbyak::Operand &rhs);
+
+  /// The fused epilogue of a rows x vectors block of accumulators held in
+  /// zmm(i * vectors + j), as the gemm and conv kernels have it. With `bias`,
+  /// first adds one vector per column j loaded from [*bias + j * 64], the
+  /// last one zero-masked by `tail` when `masked`. Then applies `ops`
+  /// op-major, so that the accumulators' independent chains interleave.
+  /// Every lane shares the scratch registers above the accumulators, and k2.
+  void blockEpilogue(const std::vector<EltwiseOp> &ops, int rows, int vectors,
+                     const Xbyak::Reg64 *bias, bool masked,
+                     const Xbyak::Opmask &tail);
 
 private:
   JitGenerator &h_;

@@ -145,39 +145,11 @@ void GemmKernel::kStep(int rows, int vectors, int64_t u) {
 }
 
 void GemmKernel::epilogue(int rows, int vectors, bool masked) {
-  const int free = rows * vectors;
-  if (spec_.bias) {
-    for (int j = 0; j < vectors; ++j) {
-      Xbyak::Address a = ptr[regBiasCol_ + j * kZmmBytes];
-      // bias has exactly N elements: the tail is masked like C's.
-      if (masked && j == vectors - 1)
-        vmovups(Xbyak::Zmm(free + j) | kTail_ | T_z, a);
-      else
-        vmovups(Xbyak::Zmm(free + j), a);
-    }
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < vectors; ++j)
-        vaddps(acc(i, j, vectors), acc(i, j, vectors), Xbyak::Zmm(free + j));
-  }
-  // Op-major, as the eltwise kernel: the accumulators' independent chains
-  // interleave. Every lane shares the scratch above the accumulators.
-  for (const EltwiseOp &op : spec_.epilogue)
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < vectors; ++j) {
-        EltwiseLane l;
-        l.x = acc(i, j, vectors);
-        for (int t = 0; t < kEltwiseMaxTemps; ++t)
-          l.t[t] = Xbyak::Zmm(free + t);
-        l.k = k2;
-        if (!isBinary(op.kind)) {
-          injector_.unary(op, l);
-        } else if (EltwiseInjector::rhsInRegister(op)) {
-          loadCst(l.t[0], op.rhs.value);
-          injector_.binary(op, l, l.t[0]);
-        } else {
-          injector_.binary(op, l, cst(op.rhs.value));
-        }
-      }
+  // bias has exactly N elements: the tail is masked like C's. The chain is
+  // op-major, as the eltwise kernel: the accumulators' independent chains
+  // interleave.
+  injector_.blockEpilogue(spec_.epilogue, rows, vectors,
+                          spec_.bias ? &regBiasCol_ : nullptr, masked, kTail_);
 }
 
 void GemmKernel::microkernel(int rows, int vectors, bool masked) {

@@ -12,6 +12,7 @@
 #include "Eltwise.h"
 #include "ExecutableBuffer.h"
 #include "KernelABI.h"
+#include "KernelTestSupport.h"
 
 #include "mlcc/Reference/Kernel.h"
 
@@ -26,8 +27,7 @@
 
 using namespace mlcc;
 using namespace mlcc::avx512;
-using mlcc::test::ExecutableBuffer;
-using mlcc::test::GuardedArray;
+using namespace mlcc::test;
 
 namespace {
 
@@ -36,27 +36,12 @@ constexpr float kInfF = std::numeric_limits<float>::infinity();
 
 const int64_t kSizes[] = {0, 1, 15, 16, 17, 33, 1000, 4099};
 
-/// Generating needs no AVX-512, running does. On a host without it the
-/// test cases that run kernels say so and stop, rather than die of SIGILL.
-#define MLCC_REQUIRE_AVX512F()                                                 \
-  do {                                                                         \
-    if (!__builtin_cpu_supports("avx512f")) {                                  \
-      WARN("this CPU has no AVX-512F: kernels not run");                       \
-      return;                                                                  \
-    }                                                                          \
-  } while (0)
-
 //===----------------------------------------------------------------------===//
 // Running a kernel
 //===----------------------------------------------------------------------===//
 
 std::vector<uint8_t> generate(const EltwiseSpec &spec) {
-  std::vector<uint8_t> code;
-  Status s = generateEltwise(spec, code);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  REQUIRE(!code.empty());
-  return code;
+  return generateCode(generateEltwise, spec);
 }
 
 /// Runs `code` with src[i] = srcs[i] (arrays of any length, a broadcast

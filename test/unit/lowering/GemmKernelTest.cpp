@@ -19,6 +19,7 @@
 #include "Gemm.h"
 #include "JitGenerator.h"
 #include "KernelABI.h"
+#include "KernelTestSupport.h"
 
 #include "mlcc/Reference/Kernel.h"
 
@@ -32,41 +33,14 @@
 
 using namespace mlcc;
 using namespace mlcc::avx512;
-using mlcc::test::ExecutableBuffer;
-using mlcc::test::GuardedArray;
+using namespace mlcc::test;
 
 namespace {
 
-/// Generating needs no AVX-512, running does. On a host without it the
-/// test cases that run kernels say so and stop, rather than die of SIGILL.
-#define MLCC_REQUIRE_AVX512F()                                                 \
-  do {                                                                         \
-    if (!__builtin_cpu_supports("avx512f")) {                                  \
-      WARN("this CPU has no AVX-512F: kernels not run");                       \
-      return;                                                                  \
-    }                                                                          \
-  } while (0)
-
 constexpr float kSentinel = -12345.0f;
 
-/// Deterministic values in [-1, 1).
-std::vector<float> randomValues(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (float &x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
-  return v;
-}
-
 std::vector<uint8_t> generate(const GemmSpec &spec) {
-  std::vector<uint8_t> code;
-  Status s = generateGemm(spec, code);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  REQUIRE(!code.empty());
-  return code;
+  return generateCode(generateGemm, spec);
 }
 
 /// Runs `code` and returns C (M x ldc, padding included: it must keep the

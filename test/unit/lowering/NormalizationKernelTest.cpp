@@ -18,6 +18,7 @@
 
 #include "ExecutableBuffer.h"
 #include "KernelABI.h"
+#include "KernelTestSupport.h"
 #include "Normalization.h"
 
 #include "mlcc/Reference/Kernel.h"
@@ -29,39 +30,18 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 using namespace mlcc;
 using namespace mlcc::avx512;
-using mlcc::test::ExecutableBuffer;
-using mlcc::test::GuardedArray;
+using namespace mlcc::test;
 
 namespace {
 
 constexpr float kTolerance = 2e-6f;
 const int64_t kRows[] = {1, 3, 12};
 const int64_t kCols[] = {1, 15, 16, 17, 128, 768, 1000, 4096};
-
-/// Generating needs no AVX-512, running does. On a host without it the
-/// test cases that run kernels say so and stop, rather than die of SIGILL.
-#define MLCC_REQUIRE_AVX512()                                                  \
-  do {                                                                         \
-    if (!__builtin_cpu_supports("avx512f")) {                                  \
-      WARN("this CPU has no AVX-512F: kernels not run");                       \
-      return;                                                                  \
-    }                                                                          \
-  } while (0)
-
-std::vector<float> randomValues(size_t n, float lo, float hi, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> x(n);
-  for (float &v : x)
-    v = dist(gen);
-  return x;
-}
 
 std::string describe(const char *op, int64_t rows, int64_t cols) {
   return std::string(op) + " [" + std::to_string(rows) + ", " +
@@ -73,21 +53,11 @@ std::string describe(const char *op, int64_t rows, int64_t cols) {
 //===----------------------------------------------------------------------===//
 
 std::vector<uint8_t> generate(const SoftmaxSpec &spec) {
-  std::vector<uint8_t> code;
-  Status s = generateSoftmax(spec, code);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  REQUIRE(!code.empty());
-  return code;
+  return generateCode(generateSoftmax, spec);
 }
 
 std::vector<uint8_t> generate(const LayerNormSpec &spec) {
-  std::vector<uint8_t> code;
-  Status s = generateLayerNorm(spec, code);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  REQUIRE(!code.empty());
-  return code;
+  return generateCode(generateLayerNorm, spec);
 }
 
 std::vector<float> runSoftmax(const std::vector<uint8_t> &code,
@@ -222,7 +192,7 @@ void checkLayerNorm(const LayerNormSpec &spec, float lo, float hi,
 
 TEST_CASE("softmax matches the reference at every row length",
           "[avx512][normalization]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   unsigned seed = 1;
   for (int64_t rows : kRows)
     for (int64_t cols : kCols) {
@@ -237,7 +207,7 @@ TEST_CASE("softmax matches the reference at every row length",
 
 TEST_CASE("log_softmax matches the reference at every row length",
           "[avx512][normalization]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   unsigned seed = 100;
   for (int64_t rows : kRows)
     for (int64_t cols : kCols) {
@@ -251,7 +221,7 @@ TEST_CASE("log_softmax matches the reference at every row length",
 
 TEST_CASE("layer_norm matches the reference at every row length",
           "[avx512][normalization]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   unsigned seed = 200;
   for (int64_t rows : kRows)
     for (int64_t cols : kCols) {
@@ -265,7 +235,7 @@ TEST_CASE("layer_norm matches the reference at every row length",
 
 TEST_CASE("softmax rows of one element are 1, log_softmax rows 0",
           "[avx512][normalization]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   std::vector<float> x = {-80.0f, 0.0f, 3.5f, 80.0f};
   for (float v : runSoftmax(generate(softmaxSpec(false, 4, 1)), x))
     CHECK(v == 1.0f);
@@ -275,7 +245,7 @@ TEST_CASE("softmax rows of one element are 1, log_softmax rows 0",
 
 TEST_CASE("constant rows give beta from layer_norm",
           "[avx512][normalization]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   LayerNormSpec spec = layerNormSpec(2, 33);
   std::vector<float> x(66, 7.25f);
   std::vector<float> gamma = randomValues(33, -2.0f, 2.0f, 9);
@@ -286,7 +256,7 @@ TEST_CASE("constant rows give beta from layer_norm",
 }
 
 TEST_CASE("softmax and log_softmax work in place", "[avx512][normalization]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   for (bool log : {false, true})
     for (int64_t cols : {int64_t(100), int64_t(1000)}) {
       SoftmaxSpec spec = softmaxSpec(log, 3, cols);
@@ -299,7 +269,7 @@ TEST_CASE("softmax and log_softmax work in place", "[avx512][normalization]") {
 
 TEST_CASE("normalization: NaN and infinities propagate as in the reference",
           "[avx512][normalization]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t cols : {int64_t(40), int64_t(300)}) {
@@ -329,7 +299,7 @@ TEST_CASE("normalization: NaN and infinities propagate as in the reference",
 
 TEST_CASE("normalization kernels are position independent",
           "[avx512][normalization]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   // Both read their constants RIP-relative (the exp and log polynomials,
   // 1 / cols, epsilon).
   for (int64_t cols : {int64_t(100), int64_t(1000)}) {
@@ -358,7 +328,7 @@ TEST_CASE("normalization kernels are position independent",
 
 TEST_CASE("normalization: empty arrays give kernels that do nothing",
           "[avx512][normalization]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   CHECK(runSoftmax(generate(softmaxSpec(false, 0, 16)), {}).empty());
   CHECK(runSoftmax(generate(softmaxSpec(true, 5, 0)), {}).empty());
   CHECK(runLayerNorm(generate(layerNormSpec(0, 768)), {}, {}, {}).empty());
@@ -421,7 +391,7 @@ template <typename Body> double bestMicros(Body &&body, int n) {
 }
 
 TEST_CASE("normalization speed against the reference", "[.bench]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   // BERT-base attention: 12 heads x 128 queries, rows of 128 keys.
   for (bool log : {false, true}) {
     SoftmaxSpec spec = softmaxSpec(log, 12 * 128, 128);

@@ -11,6 +11,7 @@
 
 #include "ExecutableBuffer.h"
 #include "KernelABI.h"
+#include "KernelTestSupport.h"
 #include "Pool.h"
 
 #include "mlcc/Reference/Kernel.h"
@@ -21,14 +22,12 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 using namespace mlcc;
 using namespace mlcc::avx512;
-using mlcc::test::ExecutableBuffer;
-using mlcc::test::GuardedArray;
+using namespace mlcc::test;
 
 namespace {
 
@@ -36,16 +35,6 @@ constexpr float kNanF = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInfF = std::numeric_limits<float>::infinity();
 
 const int64_t kWidths[] = {1, 7, 15, 16, 17, 33};
-
-/// Generating needs no AVX-512, running does. On a host without it the
-/// test cases that run kernels say so and stop, rather than die of SIGILL.
-#define MLCC_REQUIRE_AVX512()                                                  \
-  do {                                                                         \
-    if (!__builtin_cpu_supports("avx512f")) {                                  \
-      WARN("this CPU has no AVX-512F: kernels not run");                       \
-      return;                                                                  \
-    }                                                                          \
-  } while (0)
 
 PoolSpec windowed(PoolKind kind, std::vector<int64_t> nchw, int64_t k,
                   int64_t s, int64_t p, int64_t d = 1) {
@@ -80,12 +69,8 @@ std::string describe(const PoolSpec &s) {
 }
 
 std::vector<float> randomInput(const PoolSpec &spec, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<float> x(static_cast<size_t>(spec.n * spec.c * spec.h * spec.w));
-  for (float &v : x)
-    v = dist(gen);
-  return x;
+  return randomValues(static_cast<size_t>(spec.n * spec.c * spec.h * spec.w),
+                      -2.0f, 2.0f, seed);
 }
 
 //===----------------------------------------------------------------------===//
@@ -93,12 +78,7 @@ std::vector<float> randomInput(const PoolSpec &spec, unsigned seed) {
 //===----------------------------------------------------------------------===//
 
 std::vector<uint8_t> generate(const PoolSpec &spec) {
-  std::vector<uint8_t> code;
-  Status s = generatePool(spec, code);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  REQUIRE(!code.empty());
-  return code;
+  return generateCode(generatePool, spec);
 }
 
 size_t outputCount(const PoolSpec &spec) {
@@ -198,14 +178,14 @@ void checkAll(PoolSpec spec) {
 
 TEST_CASE("3x3 stride 1 pad 1 matches the reference at every width",
           "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   for (int64_t w : kWidths)
     checkAll(windowed(PoolKind::Max, {2, 3, 9, w}, 3, 1, 1));
   checkAll(windowed(PoolKind::Max, {1, 2, 40, 70}, 3, 1, 1));
 }
 
 TEST_CASE("3x3 stride 2 pad 1 matches the reference", "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   for (int64_t w : kWidths)
     checkAll(windowed(PoolKind::Max, {2, 3, 9, w}, 3, 2, 1));
   // The ResNet stem's pool, on fewer channels.
@@ -213,13 +193,13 @@ TEST_CASE("3x3 stride 2 pad 1 matches the reference", "[avx512][pool]") {
 }
 
 TEST_CASE("2x2 stride 2 pad 0 matches the reference", "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   for (int64_t w : {2, 7, 16, 17, 32, 33, 66})
     checkAll(windowed(PoolKind::Max, {2, 3, 8, w}, 2, 2, 0));
 }
 
 TEST_CASE("ceil_mode adds the partial last window", "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   for (int64_t w : kWidths) {
     if (w < 3)
       continue;
@@ -240,14 +220,14 @@ TEST_CASE("ceil_mode adds the partial last window", "[avx512][pool]") {
 }
 
 TEST_CASE("5x5 stride 1 pad 2 matches the reference", "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   for (int64_t w : kWidths)
     checkAll(windowed(PoolKind::Max, {1, 2, 6, w}, 5, 1, 2));
   checkAll(windowed(PoolKind::Max, {1, 1, 13, 50}, 5, 1, 2));
 }
 
 TEST_CASE("dilated windows match the reference", "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   for (int64_t w : {5, 16, 33}) {
     checkAll(windowed(PoolKind::Max, {1, 2, 11, w}, 3, 1, 2, 2));
     checkAll(windowed(PoolKind::Max, {1, 2, 11, w}, 3, 2, 1, 2));
@@ -255,7 +235,7 @@ TEST_CASE("dilated windows match the reference", "[avx512][pool]") {
 }
 
 TEST_CASE("asymmetric windows and pads match the reference", "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   PoolSpec spec = windowed(PoolKind::Max, {2, 2, 10, 37}, 3, 1, 0);
   spec.kernel[0] = 2;
   spec.kernel[1] = 4;
@@ -273,7 +253,7 @@ TEST_CASE("asymmetric windows and pads match the reference", "[avx512][pool]") {
 
 TEST_CASE("windows wholly in the padding get the reference's value",
           "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   // Pads larger than the kernel: the corner windows see no input at all;
   // max gives -FLT_MAX there and the average 0 (or 0 / 4).
   checkAll(windowed(PoolKind::Max, {1, 2, 4, 5}, 2, 1, 3));
@@ -282,7 +262,7 @@ TEST_CASE("windows wholly in the padding get the reference's value",
 
 TEST_CASE("pooling: NaN and infinities propagate as in the reference",
           "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   for (int64_t s : {1, 2}) {
     PoolSpec spec = windowed(PoolKind::Max, {1, 2, 8, 33}, 3, s, 1);
     std::vector<float> x = randomInput(spec, 7);
@@ -306,7 +286,7 @@ TEST_CASE("pooling: NaN and infinities propagate as in the reference",
 //===----------------------------------------------------------------------===//
 
 TEST_CASE("global pools match the reference", "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   for (PoolKind kind : {PoolKind::GlobalMax, PoolKind::GlobalAverage}) {
     for (auto hw : {std::pair<int64_t, int64_t>{7, 7},
                     {1, 1},
@@ -342,7 +322,7 @@ TEST_CASE("global pools match the reference", "[avx512][pool]") {
 //===----------------------------------------------------------------------===//
 
 TEST_CASE("pool kernels are position independent", "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   // Stride 2 reads its gather indices RIP-relative, average its divisors.
   for (PoolSpec spec : {windowed(PoolKind::Max, {1, 3, 17, 35}, 3, 2, 1),
                         windowed(PoolKind::Average, {1, 3, 17, 35}, 3, 1, 1)}) {
@@ -358,7 +338,7 @@ TEST_CASE("pool kernels are position independent", "[avx512][pool]") {
 }
 
 TEST_CASE("empty tensors give a kernel that does nothing", "[avx512][pool]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   PoolSpec spec = windowed(PoolKind::Max, {0, 3, 8, 8}, 3, 1, 1);
   std::vector<float> none = runCode(generate(spec), spec, {});
   CHECK(none.empty());
@@ -435,7 +415,7 @@ void bench(const PoolSpec &spec, int reps) {
 }
 
 TEST_CASE("pool speed against the reference", "[.bench]") {
-  MLCC_REQUIRE_AVX512();
+  MLCC_REQUIRE_AVX512F();
   // ResNet-50's max pool, after the 7x7 s2 stem conv.
   bench(windowed(PoolKind::Max, {1, 64, 112, 112}, 3, 2, 1), 200);
   bench(windowed(PoolKind::Max, {1, 64, 56, 56}, 3, 1, 1), 200);
