@@ -1,0 +1,68 @@
+//===- HeaderWriter.h - The C header of a compiled model --------*- C++ -*-===//
+//
+// Every compiled model comes with one C11 header, like a small library's:
+// an opaque context, create/run/destroy, a run over caller memory, and
+// constants for each input's and output's name, dtype, shape and byte size.
+// The header only declares; the definitions are in the model's object.
+// The text depends only on the ModelInterface, so it is golden-tested.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_COMMON_HEADERWRITER_H
+#define MLCC_LOWERING_COMMON_HEADERWRITER_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlcc {
+
+/// One dimension of a model input or output.
+struct InterfaceDim {
+  /// The extent, or -1 when it is only known at run time.
+  int64_t size = -1;
+  /// The ONNX dim_param of a dynamic dim ("batch"), shown in comments; may
+  /// be empty.
+  std::string symbol;
+};
+
+/// One input or output tensor of a model.
+struct InterfaceTensor {
+  /// The ONNX name: any non-empty string (it is escaped in the header).
+  std::string name;
+  /// The element type as mlcc_dtype_string() names it: "f32", "i64", ...
+  std::string dtype;
+  std::vector<InterfaceDim> dims;
+};
+
+/// What a compiled model looks like from the outside.
+struct ModelInterface {
+  /// A C identifier: the header uses the prefixes mlcc_<name>_ and
+  /// MLCC_<NAME>_.
+  std::string name;
+  std::vector<InterfaceTensor> inputs;
+  std::vector<InterfaceTensor> outputs;
+  /// Activation arena bytes; only emitted when every shape is static.
+  uint64_t arenaBytes = 0;
+  /// The weights live in a side file that create() reads.
+  bool externalWeights = false;
+};
+
+/// Checks `m` and, when it is valid, writes its header into `header` and
+/// returns true. Otherwise returns false with a sentence in `error` (a bad
+/// model name, an empty or duplicate tensor name, an unsupported dtype, a
+/// dim below -1 or a byte size that overflows) and leaves `header` empty.
+bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
+                         std::string &error);
+
+/// The header of `m`, which the caller has already validated; an invalid
+/// interface gives "" (never an abort).
+std::string writeModelHeader(const ModelInterface &m);
+
+/// `s` as the inside of a C string literal: quotes, backslashes, '?'
+/// (trigraphs), control and non-ASCII bytes escaped (octal, 3 digits).
+std::string escapeCString(const std::string &s);
+
+} // namespace mlcc
+
+#endif // MLCC_LOWERING_COMMON_HEADERWRITER_H
