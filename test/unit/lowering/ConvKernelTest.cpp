@@ -498,52 +498,10 @@ TEST_CASE("conv: bad specs are errors", "[lowering][avx512][conv]") {
   fails(s, "constants only");
 }
 
-namespace {
-
-/// uint64_t wrapper(const mlcc_conv_args *args, kernel): fills the SysV
-/// callee-saved registers with known values, calls the kernel and returns
-/// the OR of (value ^ expected) over them: 0 when the kernel kept them all.
-class CalleeSavedCheck : public Xbyak::CodeGenerator {
-public:
-  explicit CalleeSavedCheck(std::vector<uint8_t> &buffer)
-      : Xbyak::CodeGenerator(buffer.size(), buffer.data()) {
-    const Xbyak::Reg64 regs[] = {rbx, rbp, r12, r13, r14, r15};
-    for (const Xbyak::Reg64 &r : regs)
-      push(r);
-    for (int i = 0; i < 6; ++i)
-      mov(regs[i], magic(i));
-    mov(r8, rsp); // rsp must come back too
-    push(r8);     // six pushes + this one: 16-byte aligned for the call
-    call(rsi);
-    pop(r8);
-    xor_(eax, eax);
-    xor_(r8, rsp);
-    or_(rax, r8);
-    for (int i = 0; i < 6; ++i) {
-      mov(rcx, magic(i));
-      xor_(rcx, regs[i]);
-      or_(rax, rcx);
-    }
-    for (int i = 5; i >= 0; --i)
-      pop(regs[i]);
-    ret();
-  }
-  static uint64_t magic(int i) { return 0x0123456789abcdefull + 0x1111 * i; }
-};
-
-} // namespace
-
 TEST_CASE("conv: kernels keep the callee-saved registers and rsp",
           "[lowering][avx512][conv]") {
   MLCC_REQUIRE_AVX512F();
-  std::vector<uint8_t> buffer(4096), wrapperCode;
-  Xbyak::ClearError();
-  CalleeSavedCheck wrapper(buffer);
-  REQUIRE(Xbyak::GetError() == 0);
-  wrapperCode.assign(wrapper.getCode(), wrapper.getCode() + wrapper.getSize());
-  ExecutableBuffer execWrapper(wrapperCode);
-  REQUIRE(execWrapper.ok());
-  using WrapperFn = uint64_t (*)(const mlcc_conv_args *, const void *);
+  CalleeSavedChecker checker;
 
   // Every loop runs: images, groups, row and pixel-block runs, channel
   // blocks and kernel rows.
@@ -564,7 +522,7 @@ TEST_CASE("conv: kernels keep the callee-saved registers and rsp",
   ExecutableBuffer exec(generate(spec));
   REQUIRE(exec.ok());
   mlcc_conv_args args = {x.data(), packed.data(), bias.data(), y.data()};
-  CHECK(execWrapper.function<WrapperFn>()(&args, exec.address()) == 0);
+  CHECK(checker.run(&args, exec.address()) == 0);
 }
 
 TEST_CASE("conv: single-thread GFLOP/s of ResNet-50 layers",

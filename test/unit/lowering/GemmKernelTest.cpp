@@ -236,49 +236,10 @@ TEST_CASE("gemm: kernels are position independent",
   check({7, 33, 10, true, Act::Gelu}, 4093);
 }
 
-namespace {
-
-/// uint64_t wrapper(const mlcc_gemm_args *args, kernel): fills the SysV
-/// callee-saved registers with known values, calls the kernel and returns
-/// the OR of (value ^ expected) over them: 0 when the kernel kept them all.
-class CalleeSavedCheck : public Xbyak::CodeGenerator {
-public:
-  explicit CalleeSavedCheck(std::vector<uint8_t> &buffer)
-      : Xbyak::CodeGenerator(buffer.size(), buffer.data()) {
-    const Xbyak::Reg64 regs[] = {rbx, rbp, r12, r13, r14, r15};
-    for (const Xbyak::Reg64 &r : regs)
-      push(r);
-    for (int i = 0; i < 6; ++i)
-      mov(regs[i], magic(i));
-    sub(rsp, 8); // six pushes left rsp 8 off the 16 a call wants
-    call(rsi);
-    add(rsp, 8);
-    xor_(eax, eax);
-    for (int i = 0; i < 6; ++i) {
-      mov(rcx, magic(i));
-      xor_(rcx, regs[i]);
-      or_(rax, rcx);
-    }
-    for (int i = 5; i >= 0; --i)
-      pop(regs[i]);
-    ret();
-  }
-  static uint64_t magic(int i) { return 0x0123456789abcdefull + 0x1111 * i; }
-};
-
-} // namespace
-
 TEST_CASE("gemm: kernels keep the callee-saved registers",
           "[lowering][avx512][gemm]") {
   MLCC_REQUIRE_AVX512F();
-  std::vector<uint8_t> buffer(4096), wrapperCode;
-  Xbyak::ClearError();
-  CalleeSavedCheck wrapper(buffer);
-  REQUIRE(Xbyak::GetError() == 0);
-  wrapperCode.assign(wrapper.getCode(), wrapper.getCode() + wrapper.getSize());
-  ExecutableBuffer execWrapper(wrapperCode);
-  REQUIRE(execWrapper.ok());
-  using WrapperFn = uint64_t (*)(const mlcc_gemm_args *, const void *);
+  CalleeSavedChecker checker;
 
   // Both loops (rows in rbx, column blocks in r12) run.
   GemmSpec spec;
@@ -292,7 +253,7 @@ TEST_CASE("gemm: kernels keep the callee-saved registers",
   ExecutableBuffer exec(generate(spec));
   REQUIRE(exec.ok());
   mlcc_gemm_args args = {a.data(), packed.data(), bias.data(), c.data()};
-  CHECK(execWrapper.function<WrapperFn>()(&args, exec.address()) == 0);
+  CHECK(checker.run(&args, exec.address()) == 0);
 }
 
 TEST_CASE("gemm: packB layout", "[lowering][avx512][gemm]") {

@@ -13,7 +13,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <xbyak/xbyak.h>
+
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -28,6 +31,61 @@
   } while (0)
 
 namespace mlcc::test {
+
+/// uint64_t wrapper(const void *args, kernel): fills the SysV
+/// callee-saved registers with known values, calls the kernel and returns
+/// the OR of (value ^ expected) over them, and of rsp before ^ after: 0
+/// when the kernel kept them all.
+class CalleeSavedCheck : public Xbyak::CodeGenerator {
+public:
+  explicit CalleeSavedCheck(std::vector<uint8_t> &buffer)
+      : Xbyak::CodeGenerator(buffer.size(), buffer.data()) {
+    const Xbyak::Reg64 regs[] = {rbx, rbp, r12, r13, r14, r15};
+    for (const Xbyak::Reg64 &r : regs)
+      push(r);
+    for (int i = 0; i < 6; ++i)
+      mov(regs[i], magic(i));
+    mov(r8, rsp); // rsp must come back too
+    push(r8);     // six pushes + this one: 16-byte aligned for the call
+    call(rsi);
+    pop(r8);
+    xor_(eax, eax);
+    xor_(r8, rsp);
+    or_(rax, r8);
+    for (int i = 0; i < 6; ++i) {
+      mov(rcx, magic(i));
+      xor_(rcx, regs[i]);
+      or_(rax, rcx);
+    }
+    for (int i = 5; i >= 0; --i)
+      pop(regs[i]);
+    ret();
+  }
+  static uint64_t magic(int i) { return 0x0123456789abcdefull + 0x1111 * i; }
+};
+
+/// Runs a kernel through CalleeSavedCheck: run(args, kernel) is 0 when the
+/// kernel kept every callee-saved register and rsp.
+class CalleeSavedChecker {
+public:
+  CalleeSavedChecker() {
+    std::vector<uint8_t> buffer(4096);
+    Xbyak::ClearError();
+    CalleeSavedCheck wrapper(buffer);
+    REQUIRE(Xbyak::GetError() == 0);
+    exec_ = std::make_unique<ExecutableBuffer>(std::vector<uint8_t>(
+        wrapper.getCode(), wrapper.getCode() + wrapper.getSize()));
+    REQUIRE(exec_->ok());
+  }
+  uint64_t run(const void *args, const void *kernel) const {
+    using Fn = uint64_t (*)(const void *, const void *);
+    return exec_->function<Fn>()(args, kernel);
+  }
+
+private:
+  std::unique_ptr<ExecutableBuffer> exec_;
+};
+
 
 /// Deterministic values in [-1, 1), from a linear congruential generator.
 inline std::vector<float> randomValues(size_t n, uint32_t seed) {
