@@ -89,8 +89,6 @@ std::vector<float> runCode(const std::vector<uint8_t> &code,
 std::vector<float> refConv(const ConvSpec &spec, const std::vector<float> &x,
                            const std::vector<float> &w,
                            const std::vector<float> &bias) {
-  const ref::KernelDef *kd = ref::KernelRegistry::get().find("conv");
-  REQUIRE(kd);
   std::vector<ref::Tensor> in = {
       ref::Tensor::fromBytes(DType::F32, {spec.n, spec.c, spec.h, spec.w},
                              x.data()),
@@ -100,18 +98,13 @@ std::vector<float> refConv(const ConvSpec &spec, const std::vector<float> &x,
           w.data())};
   if (!bias.empty())
     in.push_back(ref::Tensor::fromBytes(DType::F32, {spec.oc}, bias.data()));
-  std::vector<ref::Tensor> out(1);
   ref::Attrs attrs = {
       {"strides", std::vector<int64_t>{spec.strides[0], spec.strides[1]}},
       {"dilations", std::vector<int64_t>{spec.dilations[0], spec.dilations[1]}},
       {"pads", std::vector<int64_t>{spec.pads[0], spec.pads[1], spec.pads[2],
                                     spec.pads[3]}},
       {"group", spec.group}};
-  Status s = kd->run(attrs, in, out);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  const float *p = out[0].data<float>();
-  return std::vector<float>(p, p + out[0].numel());
+  return runReference("conv", attrs, in);
 }
 
 struct Case {

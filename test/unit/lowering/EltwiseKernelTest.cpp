@@ -79,19 +79,6 @@ ref::Tensor tensor(const std::vector<float> &v, ref::Shape shape) {
   return ref::Tensor::fromBytes(DType::F32, std::move(shape), v.data());
 }
 
-std::vector<float> refKernel(const std::string &name, const ref::Attrs &attrs,
-                             const std::vector<ref::Tensor> &in) {
-  const ref::KernelDef *k = ref::KernelRegistry::get().find(name);
-  INFO(name);
-  REQUIRE(k);
-  std::vector<ref::Tensor> out(1);
-  Status s = k->run(attrs, in, out);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  const float *p = out[0].data<float>();
-  return std::vector<float>(p, p + out[0].numel());
-}
-
 double geluExact(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
 double siluExact(double x) { return x / (1.0 + std::exp(-x)); }
 
@@ -103,9 +90,9 @@ std::vector<float> reference(const EltwiseOp &op, const std::vector<float> &x,
   ref::Tensor tx = tensor(x, {n});
   switch (op.kind) {
   case EltwiseKind::LeakyRelu:
-    return refKernel("leaky_relu", {{"alpha", op.alpha}}, {tx});
+    return runReference("leaky_relu", {{"alpha", op.alpha}}, {tx});
   case EltwiseKind::Clip:
-    return refKernel("clip", {},
+    return runReference("clip", {},
                      {tx, tensor({op.lo}, {}), tensor({op.hi}, {})});
   case EltwiseKind::Gelu:
   case EltwiseKind::Silu: {
@@ -119,7 +106,7 @@ std::vector<float> reference(const EltwiseOp &op, const std::vector<float> &x,
     break;
   }
   if (!isBinary(op.kind))
-    return refKernel(eltwiseKindName(op.kind), {}, {tx});
+    return runReference(eltwiseKindName(op.kind), {}, {tx});
   ref::Tensor b;
   switch (op.rhs.kind) {
   case EltwiseOperand::Kind::Constant:
@@ -133,8 +120,8 @@ std::vector<float> reference(const EltwiseOp &op, const std::vector<float> &x,
     break;
   }
   if (op.swapped)
-    return refKernel(eltwiseKindName(op.kind), {}, {b, tx});
-  return refKernel(eltwiseKindName(op.kind), {}, {tx, b});
+    return runReference(eltwiseKindName(op.kind), {}, {b, tx});
+  return runReference(eltwiseKindName(op.kind), {}, {tx, b});
 }
 
 std::vector<float> referenceChain(const EltwiseSpec &spec,

@@ -70,20 +70,13 @@ std::vector<float> refGemm(int64_t m, int64_t n, int64_t k,
                            const std::vector<float> &a,
                            const std::vector<float> &b, bool transB,
                            const std::vector<float> &bias) {
-  const ref::KernelDef *kd = ref::KernelRegistry::get().find("gemm");
-  REQUIRE(kd);
   std::vector<ref::Tensor> in = {
       ref::Tensor::fromBytes(DType::F32, {m, k}, a.data()),
       ref::Tensor::fromBytes(
           DType::F32, transB ? ref::Shape{n, k} : ref::Shape{k, n}, b.data())};
   if (!bias.empty())
     in.push_back(ref::Tensor::fromBytes(DType::F32, {n}, bias.data()));
-  std::vector<ref::Tensor> out(1);
-  Status s = kd->run({{"transB", int64_t(transB ? 1 : 0)}}, in, out);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  const float *p = out[0].data<float>();
-  return std::vector<float>(p, p + out[0].numel());
+  return runReference("gemm", {{"transB", int64_t(transB ? 1 : 0)}}, in);
 }
 
 double geluExact(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }

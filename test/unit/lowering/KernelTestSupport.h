@@ -10,6 +10,7 @@
 #define MLCC_TEST_UNIT_LOWERING_KERNELTESTSUPPORT_H
 
 #include "ExecutableBuffer.h"
+#include "mlcc/Reference/Kernel.h"
 
 #include <catch2/catch.hpp>
 
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -118,6 +120,22 @@ std::vector<uint8_t> generateCode(Gen gen, const Spec &spec) {
   REQUIRE(s.ok());
   REQUIRE(!code.empty());
   return code;
+}
+
+/// Runs reference kernel `name` (the tests' oracle) and returns its first
+/// output as floats; fails the test case if the kernel rejects the inputs.
+inline std::vector<float> runReference(const std::string &name,
+                                       const ref::Attrs &attrs,
+                                       const std::vector<ref::Tensor> &in) {
+  const ref::KernelDef *k = ref::KernelRegistry::get().find(name);
+  INFO(name);
+  REQUIRE(k);
+  std::vector<ref::Tensor> out(1);
+  ref::Status s = k->run(attrs, in, out);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  const float *p = out[0].data<float>();
+  return std::vector<float>(p, p + out[0].numel());
 }
 
 } // namespace mlcc::test

@@ -92,24 +92,11 @@ std::vector<float> runLayerNorm(const std::vector<uint8_t> &code,
   return dst.values();
 }
 
-std::vector<float> reference(const std::string &op, const ref::Attrs &attrs,
-                             const std::vector<ref::Tensor> &in) {
-  const ref::KernelDef *k = ref::KernelRegistry::get().find(op);
-  INFO(op);
-  REQUIRE(k);
-  std::vector<ref::Tensor> out(1);
-  Status s = k->run(attrs, in, out);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  const float *p = out[0].data<float>();
-  return std::vector<float>(p, p + out[0].numel());
-}
-
 std::vector<float> referenceSoftmax(const SoftmaxSpec &spec,
                                     const std::vector<float> &x) {
   ref::Attrs attrs;
   attrs.set("axis", int64_t(-1));
-  return reference(
+  return runReference(
       spec.log ? "log_softmax" : "softmax", attrs,
       {ref::Tensor::fromBytes(DType::F32, {spec.rows, spec.cols}, x.data())});
 }
@@ -121,7 +108,7 @@ std::vector<float> referenceLayerNorm(const LayerNormSpec &spec,
   ref::Attrs attrs;
   attrs.set("axis", int64_t(-1));
   attrs.set("epsilon", spec.epsilon);
-  return reference(
+  return runReference(
       "layer_norm", attrs,
       {ref::Tensor::fromBytes(DType::F32, {spec.rows, spec.cols}, x.data()),
        ref::Tensor::fromBytes(DType::F32, {spec.cols}, gamma.data()),

@@ -118,17 +118,10 @@ std::vector<float> reference(const PoolSpec &spec,
     attrs.set("ceil_mode", int64_t(spec.ceilMode));
     attrs.set("count_include_pad", int64_t(spec.countIncludePad));
   }
-  const ref::KernelDef *k = ref::KernelRegistry::get().find(op);
-  INFO(op);
-  REQUIRE(k);
-  std::vector<ref::Tensor> in = {ref::Tensor::fromBytes(
-      DType::F32, {spec.n, spec.c, spec.h, spec.w}, x.data())};
-  std::vector<ref::Tensor> out(1);
-  Status s = k->run(attrs, in, out);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  const float *p = out[0].data<float>();
-  return std::vector<float>(p, p + out[0].numel());
+  return runReference(op, attrs,
+                      {ref::Tensor::fromBytes(
+                          DType::F32, {spec.n, spec.c, spec.h, spec.w},
+                          x.data())});
 }
 
 /// Max must match exactly; the average is summed in the reference's order
