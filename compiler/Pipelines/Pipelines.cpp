@@ -26,6 +26,8 @@ void buildSimplifyPipeline(OpPassManager &pm, const PipelineOptions &options) {
     fpm.addPass(graph::createFoldConstants());
   if (enabled("cse"))
     fpm.addPass(createCSEPass());
+  if (enabled("mlcc-fold-batch-norm"))
+    fpm.addPass(graph::createFoldBatchNorm());
   if (enabled("mlcc-dce"))
     fpm.addPass(graph::createDeadCodeElimination());
 }
@@ -34,7 +36,8 @@ void registerPassesAndPipelines() {
   graph::registerGraphPasses();
   PassPipelineRegistration<>(
       "mlcc-simplify",
-      "Shape inference, constant folding, CSE and dead-code elimination",
+      "Shape inference, constant folding, CSE, conv+batch-norm folding and "
+      "dead-code elimination",
       [](OpPassManager &pm) { buildSimplifyPipeline(pm, PipelineOptions()); });
 }
 

@@ -28,6 +28,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
@@ -260,6 +261,23 @@ private:
   CollectingHandler *collected;
 };
 
+// Before kernels and data are added: the optimiser has nothing to do with
+// inline asm or weight bytes.
+void optimize(Module &host, TargetMachine &machine) {
+  LoopAnalysisManager lam;
+  FunctionAnalysisManager fam;
+  CGSCCAnalysisManager cgam;
+  ModuleAnalysisManager mam;
+  PassBuilder pb(&machine);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
+  mpm.run(host, mam);
+}
+
 } // namespace
 
 Error emitObject(std::unique_ptr<Module> host, ArrayRef<KernelBlob> kernels,
@@ -294,6 +312,9 @@ Error emitObject(std::unique_ptr<Module> host, ArrayRef<KernelBlob> kernels,
   raw_string_ostream verifyStream(verifyMessage);
   if (verifyModule(*host, &verifyStream))
     return makeError("invalid host module: " + verifyMessage);
+
+  if (options.optimizeHost)
+    optimize(*host, *machine);
 
   std::string asmText;
   for (const KernelBlob &kernel : kernels) {

@@ -70,6 +70,9 @@ struct ObjectEmitterOptions {
   std::string hostCpu = "x86-64";
   std::string hostFeatures;
   llvm::CodeGenOptLevel optLevel = llvm::CodeGenOptLevel::Default;
+  /// Run LLVM's -O2 pipeline on the host module before codegen (the
+  /// portable lowerings' loops want the vectoriser).
+  bool optimizeHost = false;
 };
 
 /// Compiles `host` (plain LLVM IR: the schedule, calling the kernels and

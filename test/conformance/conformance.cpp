@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlcc/Driver/CompiledModelRunner.h"
 #include "mlcc/Driver/Driver.h"
 #include "mlcc/Reference/Executor.h"
 
@@ -40,6 +41,7 @@ struct Options {
   std::string expectedFile;
   std::string exclusionsFile;
   std::string filter;
+  std::string target = "ref";
   bool update = false;
   bool verbose = false;
   int timeoutSeconds = 120;
@@ -102,6 +104,17 @@ std::string runTest(const std::string &dir, const Options &opts) {
     return "pipeline: " + (errors.empty() ? std::string("failed") : errors[0]);
   mlir::func::FuncOp func = mainFunction(*module);
   ref::Executor executor(func);
+  std::unique_ptr<CompiledModelRunner> compiled;
+  if (opts.target != "ref") {
+    lowering::CompileModelOptions options;
+    options.name = "conformance";
+    lowering::CompiledModel object;
+    ref::Status s = compileForTarget(*module, opts.target, options, object);
+    if (s.ok())
+      s = CompiledModelRunner::load(object, nullptr, compiled);
+    if (s.failed())
+      return "compile: " + s.message();
+  }
   int sets = 0;
   for (const std::string &entry : listDir(dir)) {
     if (entry.rfind("test_data_set_", 0) != 0)
@@ -113,7 +126,8 @@ std::string runTest(const std::string &dir, const Options &opts) {
       s = readExpectedOutputs(func, data, expected);
     if (s.failed())
       return "data: " + s.message();
-    s = executor.run(inputs, outputs);
+    s = compiled ? compiled->run(inputs, outputs)
+                 : executor.run(inputs, outputs);
     if (s.failed())
       return "run: " + s.message();
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -167,7 +181,8 @@ std::string runIsolated(const std::string &dir, const Options &opts) {
 int usage() {
   std::fprintf(stderr,
                "usage: mlcc-conformance --expected FILE --exclusions FILE "
-               "[--filter PREFIX] [--update] [-v] ROOT...\n");
+               "[--filter PREFIX] [--target ref|avx512] [--update] [-v] "
+               "ROOT...\n");
   return 2;
 }
 
@@ -183,6 +198,8 @@ int main(int argc, char **argv) {
       opts.exclusionsFile = argv[++i];
     else if (a == "--filter" && i + 1 < argc)
       opts.filter = argv[++i];
+    else if (a == "--target" && i + 1 < argc)
+      opts.target = argv[++i];
     else if (a == "--update")
       opts.update = true;
     else if (a == "-v")

@@ -12,10 +12,10 @@ npm install` (onnxruntime-node, pinned in package.json).
 Per model and thread count, the two contenders run interleaved round by
 round (mlcc, ORT, mlcc, ORT, ...) so machine noise hits both alike:
 
-  mlcc  one `mlcc run MODEL --target T --data DIR` process per round, timed
-        from outside (process wall time: start-up, ONNX import, the simplify
-        pipeline, weight handling AND the one inference). mlcc has no
-        in-process timer or repeat option today, so this is all there is.
+  mlcc  one `mlcc bench MODEL --target T --data DIR --runs N --json` process
+        per round: it compiles the model, links the object in-process and
+        times --ort-runs runs after 1 warm-up, like ORT's session (with
+        --mlcc-target ref: one `mlcc run` process timed from outside).
   ORT   one `node ort_run.js` process per round: one untimed warm-up run,
         then --ort-runs timed runs inside the session. Reported both as the
         in-session median latency (steady state, what ORT users see) and as
@@ -161,14 +161,31 @@ def check_model(args, name, model, data, dims):
     return res
 
 
+def mlcc_bench_command(args, model, data, dims, threads):
+    cmd = [args.mlcc, "bench", model, "--target", args.mlcc_target, "--data", data,
+           "--threads", str(threads), "--runs", str(args.ort_runs), "--warmup", "1",
+           "--json"]
+    for d in dims:
+        cmd += ["--dim", d]
+    return cmd
+
+
 def bench_model(args, name, model, data, dims, threads):
     mlcc_ms, ort_proc_ms, ort_run_ms, ort_load_ms, ort_cold_ms = [], [], [], [], []
+    mlcc_run_ms = []
     for r in range(args.rounds):
         # mlcc first on even rounds, ORT first on odd ones: neither always
         # runs right after the other's cache/frequency footprint.
         order = ("mlcc", "ort") if r % 2 == 0 else ("ort", "mlcc")
         for who in order:
-            if who == "mlcc":
+            if who == "mlcc" and args.mlcc_target != "ref":
+                cmd = mlcc_bench_command(args, model, data, dims, threads)
+                p, ms = timed(cmd, args.timeout)
+                if p.returncode != 0:
+                    fail("mlcc", cmd, p)
+                mlcc_ms.append(ms)
+                mlcc_run_ms += [o["ms"] for o in json_lines(p.stdout) if o.get("kind") == "run"]
+            elif who == "mlcc":
                 cmd = mlcc_command(args, model, data, dims, threads)
                 p, ms = timed(cmd, args.timeout)
                 if p.returncode != 0:
@@ -193,12 +210,62 @@ def bench_model(args, name, model, data, dims, threads):
     return {
         "model": name, "threads": threads, "rounds": args.rounds,
         "mlcc_proc_ms": med(mlcc_ms), "mlcc_proc_min_ms": min(mlcc_ms),
+        "mlcc_run_ms": med(mlcc_run_ms) if mlcc_run_ms else None,
+        "mlcc_run_samples_ms": mlcc_run_ms,
         "ort_run_ms": med(ort_run_ms), "ort_run_min_ms": min(ort_run_ms),
         "ort_load_ms": med(ort_load_ms), "ort_cold_ms": med(ort_cold_ms),
         "ort_proc_ms": med(ort_proc_ms),
         "mlcc_samples_ms": mlcc_ms, "ort_run_samples_ms": ort_run_ms,
         "ort_proc_samples_ms": ort_proc_ms, "ort_cold_samples_ms": ort_cold_ms,
     }
+
+
+def report_compiled(args, models, threads, dims, ort_version):
+    """The table for a compiled target: in-session medians on both sides."""
+    header = [
+        f"# mlcc --target {args.mlcc_target} vs ONNX Runtime {ort_version} (CPU EP, graph opt 'all', "
+        f"inter-op 1), batch 1",
+        f"# {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}"
+        f"  cpu: {cpu_model()} ({os.cpu_count()} logical)  {platform.system()} {platform.release()}",
+        f"# {args.rounds} interleaved rounds; each round one mlcc process and one ORT process, "
+        f"each timing {args.ort_runs} runs after 1 warm-up; medians over all runs",
+    ]
+    print("\n".join(header), flush=True)
+    results = []
+    for name, model, data in models:
+        check = None
+        if args.check:
+            try:
+                check = check_model(args, name, model, data, dims.get(name, []))
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"# {name}: check failed: {e}", file=sys.stderr)
+        for t in threads:
+            try:
+                res = bench_model(args, name, model, data, dims.get(name, []), t)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"# {name} t={t}: {e}", file=sys.stderr)
+                continue
+            res["check"] = check
+            results.append(res)
+    cols = ["model", "thr", "mlcc ms", "ORT ms", "mlcc/ORT", "mlcc ok", "ORT ok"]
+    rows = []
+    for r in results:
+        c = r["check"]
+        rows.append([r["model"], str(r["threads"]), f"{r['mlcc_run_ms']:.3f}",
+                     f"{r['ort_run_ms']:.3f}", f"{r['mlcc_run_ms'] / r['ort_run_ms']:.2f}",
+                     ("yes" if c["mlcc_ok"] else "NO") if c else "-",
+                     ("yes" if c["ort_ok"] else "NO") if c else "-"])
+    widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c)
+              for i, c in enumerate(cols)]
+    print(" | ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(v.ljust(w) if i == 0 else v.rjust(w)
+                         for i, (v, w) in enumerate(zip(row, widths))))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"header": header, "ort_version": ort_version, "cpu": cpu_model(),
+                       "mlcc_target": args.mlcc_target, "results": results}, f, indent=1)
 
 
 def main():
@@ -212,7 +279,8 @@ def main():
     ap.add_argument("--ort-runs", type=int, default=5,
                     help="timed ORT runs inside each ORT process (after 1 warm-up)")
     ap.add_argument("--mlcc", default=DEFAULT_MLCC, help="mlcc binary")
-    ap.add_argument("--mlcc-target", default="ref", help="mlcc run --target (ref today; avx512 next)")
+    ap.add_argument("--mlcc-target", default="avx512",
+                    help="avx512 (mlcc bench, in-session medians) or ref (mlcc run, whole process)")
     ap.add_argument("--dim", action="append", default=[],
                     help="NAME:DIM=VALUE, a symbolic dim to fix for model NAME (mlcc --dim)")
     ap.add_argument("--node", default="node")
@@ -238,6 +306,8 @@ def main():
         ort_version = json.load(f)["version"]
 
     ref = args.mlcc_target == "ref"
+    if not ref:
+        return report_compiled(args, models, threads, dims, ort_version)
     header = [
         f"# mlcc vs ONNX Runtime {ort_version} (CPU EP, graph opt 'all', inter-op 1)",
         f"# {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}"

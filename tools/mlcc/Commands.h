@@ -22,9 +22,12 @@ struct ModelOptions {
 
 struct CompileOptions {
   ModelOptions model;
-  std::string target = "ref";
+  std::string target = "avx512";
   std::string emit = "obj";
   std::string output;
+  std::string header;
+  std::string name;
+  bool stats = false;
 };
 
 struct RunOptions {
@@ -37,6 +40,17 @@ struct RunOptions {
   std::string save;
 };
 
+struct BenchOptions {
+  ModelOptions model;
+  std::string target = "avx512";
+  std::string data;
+  int threads = 1;
+  int runs = 20;
+  int warmup = 3;
+  bool json = false;
+  bool perOp = false;
+};
+
 struct InspectOptions {
   ModelOptions model;
 };
@@ -44,11 +58,15 @@ struct InspectOptions {
 int runCompile(const CompileOptions &options);
 int runRun(const RunOptions &options);
 int runInspect(const InspectOptions &options);
+int runBench(const BenchOptions &options);
 
 /// Loads the model and runs the chosen pipeline; prints errors to stderr.
 /// Null on failure.
 mlir::OwningOpRef<mlir::ModuleOp> loadAndSimplify(mlir::MLIRContext &ctx,
                                                   const ModelOptions &options);
+
+/// The C identifier a model gets by default: its file's stem.
+std::string defaultModelName(const std::string &modelPath);
 
 /// Prints "mlcc: error: <line>" for each line.
 void printErrors(const std::vector<std::string> &errors);

@@ -2,12 +2,14 @@
 
 #include "Commands.h"
 
+#include "mlcc/Driver/CompiledModelRunner.h"
 #include "mlcc/Pipelines/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -62,27 +64,100 @@ OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
   return module;
 }
 
+static bool writeFile(const std::string &path, llvm::StringRef bytes,
+                      std::vector<std::unique_ptr<llvm::ToolOutputFile>> &files) {
+  std::string errorMessage;
+  auto file = openOutputFile(path, &errorMessage);
+  if (!file) {
+    printErrors({errorMessage});
+    return false;
+  }
+  file->os() << bytes;
+  files.push_back(std::move(file));
+  return true;
+}
+
+// The file's stem; for the common "model.onnx" (a reserved name) the
+// folder's name, as model zoos keep one model per folder.
+std::string defaultModelName(const std::string &modelPath) {
+  std::string name = lowering::modelIdentifier(llvm::sys::path::stem(modelPath));
+  if (!lowering::isReservedModelName(name))
+    return name;
+  llvm::SmallString<256> absolute(modelPath);
+  llvm::sys::fs::make_absolute(absolute);
+  llvm::StringRef folder =
+      llvm::sys::path::filename(llvm::sys::path::parent_path(absolute));
+  std::string fromFolder = lowering::modelIdentifier(folder);
+  if (folder.empty() || lowering::isReservedModelName(fromFolder))
+    return name + "_net";
+  return fromFolder;
+}
+
 int runCompile(const CompileOptions &options) {
   MLIRContext ctx;
-  if (options.emit != "mlir") {
-    printErrors({"--emit obj for target '" + options.target +
-                 "' is not available in this build yet; use --emit mlir"});
-    return 1;
-  }
   OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
   if (!module)
     return 1;
-  // ToolOutputFile deletes the file unless keep() is called: an error never
-  // leaves a half-written file behind.
-  std::string errorMessage;
-  auto out = openOutputFile(options.output.empty() ? "-" : options.output,
-                            &errorMessage);
-  if (!out) {
-    printErrors({errorMessage});
+  if (options.emit == "mlir") {
+    std::vector<std::unique_ptr<llvm::ToolOutputFile>> files;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    if (!writeFile(options.output.empty() ? "-" : options.output, text, files))
+      return 1;
+    files.front()->keep();
+    return 0;
+  }
+  if (options.emit == "obj" && options.output.empty()) {
+    printErrors({"--emit obj needs -o FILE.o"});
     return 1;
   }
-  module->print(out->os());
-  out->keep();
+
+  lowering::CompileModelOptions compileOptions;
+  compileOptions.name = options.name.empty()
+                            ? defaultModelName(options.model.model)
+                            : options.name;
+  std::string hostText;
+  llvm::raw_string_ostream hostStream(hostText);
+  if (options.emit == "host-mlir")
+    compileOptions.hostMlir = &hostStream;
+  lowering::CompiledModel compiled;
+  ref::Status s =
+      compileForTarget(*module, options.target, compileOptions, compiled);
+  if (s.failed()) {
+    printErrors({s.message()});
+    return 1;
+  }
+
+  // Nothing is written before everything is compiled, and ToolOutputFile
+  // removes its file unless kept: an error leaves no partial output.
+  std::vector<std::unique_ptr<llvm::ToolOutputFile>> files;
+  if (options.emit == "host-mlir") {
+    if (!writeFile(options.output.empty() ? "-" : options.output, hostText,
+                   files))
+      return 1;
+  } else {
+    std::string header = options.header;
+    if (header.empty()) {
+      llvm::SmallString<256> path(options.output);
+      llvm::sys::path::replace_extension(path, ".h");
+      header = path.str().str();
+    }
+    if (!writeFile(options.output, compiled.object, files) ||
+        !writeFile(header, compiled.header, files))
+      return 1;
+  }
+  for (auto &file : files)
+    file->keep();
+  if (options.stats)
+    std::printf("model '%s' for %s: %zu kernels, %llu weight bytes, arena "
+                "%llu bytes (intermediates %llu, live peak %llu)\n",
+                compiled.interface.name.c_str(), options.target.c_str(),
+                compiled.numKernels,
+                static_cast<unsigned long long>(compiled.weightBytes),
+                static_cast<unsigned long long>(compiled.arenaBytes),
+                static_cast<unsigned long long>(compiled.intermediateBytes),
+                static_cast<unsigned long long>(compiled.arenaLowerBound));
   return 0;
 }
 

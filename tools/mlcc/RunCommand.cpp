@@ -2,6 +2,7 @@
 
 #include "Commands.h"
 
+#include "mlcc/Driver/CompiledModelRunner.h"
 #include "mlcc/Import/TensorProto.h"
 #include "mlcc/Reference/Executor.h"
 
@@ -26,6 +27,19 @@ static void printSummary(const std::string &name, const ref::Tensor &t) {
   std::printf("\n");
 }
 
+static ref::Status compileAndRun(ModuleOp module, const std::string &target,
+                                 const std::string &name,
+                                 const std::vector<ref::Tensor> &inputs,
+                                 std::vector<ref::Tensor> &outputs) {
+  lowering::CompileModelOptions options;
+  options.name = name;
+  lowering::CompiledModel compiled;
+  MLCC_RETURN_IF_ERROR(compileForTarget(module, target, options, compiled));
+  std::unique_ptr<CompiledModelRunner> runner;
+  MLCC_RETURN_IF_ERROR(CompiledModelRunner::load(compiled, nullptr, runner));
+  return runner->run(inputs, outputs);
+}
+
 int runRun(const RunOptions &options) {
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
@@ -40,8 +54,13 @@ int runRun(const RunOptions &options) {
     printErrors({s.message()});
     return 1;
   }
-  ref::Executor executor(func);
-  s = executor.run(inputs, outputs);
+  if (options.target == "ref") {
+    ref::Executor executor(func);
+    s = executor.run(inputs, outputs);
+  } else {
+    s = compileAndRun(*module, options.target,
+                      defaultModelName(options.model.model), inputs, outputs);
+  }
   if (s.failed()) {
     printErrors({"running the model failed: " + s.message()});
     return 1;

@@ -39,24 +39,40 @@ int main(int argc, char **argv) {
 
   CompileOptions compile;
   CLI::App *compileCmd =
-      app.add_subcommand("compile", "Compile a model (today: --emit mlir)");
+      app.add_subcommand("compile", "Compile a model to an object file and a C "
+                                    "header (or print its IR)");
   addModelOptions(compileCmd, compile.model);
-  compileCmd->add_option("--target", compile.target, "Target: ref")
-      ->check(CLI::IsMember({"ref", "avx512", "cuda", "metal"}));
+  compileCmd->add_option("--target", compile.target, "Target: avx512")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"avx512"}));
   compileCmd->add_option("--emit", compile.emit,
-                         "What to write: mlir (graph dialect after the "
-                         "pipeline) or obj")
-      ->check(CLI::IsMember({"mlir", "obj"}));
+                         "What to write: obj (object + header), mlir (graph "
+                         "dialect after the pipeline) or host-mlir (the host "
+                         "module before it goes to LLVM)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"mlir", "obj", "host-mlir"}));
   compileCmd->add_option("-o,--output", compile.output,
-                         "Output file (default: stdout for mlir)");
+                         "Output file (required for obj; default stdout for "
+                         "the IR)");
+  compileCmd->add_option("--header", compile.header,
+                         "Where to write the C header (default: the object's "
+                         "path with .h)");
+  compileCmd->add_option("--name", compile.name,
+                         "C identifier of the model in its API, "
+                         "mlcc_<name>_run (default: the model file's stem)");
+  compileCmd->add_flag("--stats", compile.stats,
+                       "Print kernels, weights and arena sizes");
 
   RunOptions run;
   CLI::App *runCmd = app.add_subcommand(
       "run", "Run a model on test data (model-zoo layout: input_N.pb, "
              "output_N.pb)");
   addModelOptions(runCmd, run.model);
-  runCmd->add_option("--target", run.target, "Target: ref")
-      ->check(CLI::IsMember({"ref"}));
+  runCmd->add_option("--target", run.target,
+                     "Target: ref (the reference executor) or avx512 (compile "
+                     "and run the object in this process)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ref", "avx512"}));
   runCmd->add_option("--data", run.data, "Folder with input_N.pb files")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -68,6 +84,29 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   runCmd->add_option("--save", run.save, "Write the outputs as output_N.pb here");
 
+  BenchOptions bench;
+  CLI::App *benchCmd = app.add_subcommand(
+      "bench", "Compile a model and time it in this process (median latency)");
+  addModelOptions(benchCmd, bench.model);
+  benchCmd->add_option("--target", bench.target, "Target: avx512")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"avx512"}));
+  benchCmd->add_option("--data", bench.data,
+                       "Folder with input_N.pb files (default: random inputs)")
+      ->check(CLI::ExistingDirectory);
+  benchCmd->add_option("--threads", bench.threads,
+                       "Threads of the runtime's pool (0: one per core)")
+      ->capture_default_str();
+  benchCmd->add_option("--runs", bench.runs, "Timed runs")
+      ->capture_default_str();
+  benchCmd->add_option("--warmup", bench.warmup, "Untimed runs first")
+      ->capture_default_str();
+  benchCmd->add_flag("--per-op", bench.perOp,
+                     "Time each op too (a profiling build of the model) and "
+                     "print them by share, like `caffe time`");
+  benchCmd->add_flag("--json", bench.json,
+                     "Also print each timed run as a JSON line");
+
   InspectOptions inspect;
   CLI::App *inspectCmd = app.add_subcommand(
       "inspect", "Print inputs, outputs, op histogram and unsupported ops");
@@ -78,5 +117,7 @@ int main(int argc, char **argv) {
     return runCompile(compile);
   if (runCmd->parsed())
     return runRun(run);
+  if (benchCmd->parsed())
+    return runBench(bench);
   return runInspect(inspect);
 }

@@ -40,4 +40,16 @@ def DeadCodeElimination : Pass<"mlcc-dce", "mlir::func::FuncOp"> {
   }];
 }
 
+def FoldBatchNorm : Pass<"mlcc-fold-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Folds inference BatchNormalization into the conv before it";
+  let description = [{
+    conv(x, W, b) followed by batch_norm(scale, B, mean, var) becomes one
+    conv with W' = W * s and b' = (b - mean) * s + B per output channel,
+    s = scale / sqrt(var + epsilon), computed now in double precision. Only
+    when the conv's result has no other user, the weights and all the
+    normalisation parameters are f32 constants, and the batch_norm's
+    training outputs are unused.
+  }];
+}
+
 #endif // MLCC_GRAPH_PASSES

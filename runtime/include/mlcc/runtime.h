@@ -2,7 +2,8 @@
 //
 // What an application (and every generated model header) includes. The
 // runtime is a small C11 library: status codes with messages, a thread pool
-// for parallel loops, aligned arenas and tensor descriptors.
+// for parallel loops, aligned arenas, tensor descriptors and the checked
+// entry points that generated model code forwards to (model.h).
 //
 // Conventions: opaque types, functions named mlcc_<noun>_<verb>, an
 // mlcc_status result, out parameters last. Each declaration says who owns
@@ -14,6 +15,7 @@
 #define MLCC_RUNTIME_H
 
 #include "mlcc/arena.h"
+#include "mlcc/model.h"
 #include "mlcc/status.h"
 #include "mlcc/tensor.h"
 #include "mlcc/threadpool.h"

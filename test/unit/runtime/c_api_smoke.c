@@ -8,6 +8,7 @@
 
 #include <mlcc/runtime.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,39 @@ static void addOne(void *ctx, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i)
     values[i] += 1;
 }
+
+// A model as the compiler lays one out: y = 2 * x through the arena, and a
+// data-dependent failure for a negative x[0].
+static int32_t twiceEntry(void *arena, const void *const *inputs,
+                          void *const *outputs, mlcc_threadpool *pool) {
+  (void)pool;
+  const float *x = inputs[0];
+  float *scratch = arena;
+  float *y = outputs[0];
+  if (x[0] < 0)
+    return mlcc_model_fail(MLCC_OUT_OF_RANGE, "node 'g': index out of range");
+  for (int i = 0; i < 6; ++i)
+    scratch[i] = 2 * x[i];
+  for (int i = 0; i < 6; ++i)
+    y[i] = scratch[i];
+  return MLCC_OK;
+}
+
+static const int64_t twiceDims[2] = {2, 3};
+static const mlcc_model_tensor_desc twiceInputs[1] = {
+    {"x", twiceDims, 2, MLCC_DTYPE_F32}};
+static const mlcc_model_tensor_desc twiceOutputs[1] = {
+    {"y", twiceDims, 2, MLCC_DTYPE_F32}};
+static const mlcc_model_desc twiceModel = {
+    .abi_version = MLCC_MODEL_ABI_VERSION,
+    .num_inputs = 1,
+    .num_outputs = 1,
+    .name = "twice",
+    .inputs = twiceInputs,
+    .outputs = twiceOutputs,
+    .arena_bytes = 6 * sizeof(float),
+    .entry = twiceEntry,
+};
 
 #define EXPECT(cond)                                                           \
   do {                                                                         \
@@ -67,5 +101,31 @@ int main(void) {
   EXPECT(mlcc_tensor_byte_size(&t, &bytes) == MLCC_OK && bytes == 24);
   EXPECT(mlcc_dtype_size(MLCC_DTYPE_BF16) == 2);
   EXPECT(strcmp(mlcc_dtype_string(MLCC_DTYPE_BOOL), "bool") == 0);
+
+  mlcc_model_context *ctx = NULL;
+  EXPECT(mlcc_model_create(&twiceModel, NULL, &ctx) == MLCC_OK);
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {0};
+  mlcc_tensor in = {x, dims, 2, MLCC_DTYPE_F32};
+  mlcc_tensor out = {y, dims, 2, MLCC_DTYPE_F32};
+  EXPECT(mlcc_model_run(&twiceModel, ctx, &in, &out) == MLCC_OK);
+  EXPECT(y[0] == 2 && y[5] == 12);
+  const void *inPtrs[1] = {x};
+  void *outPtrs[1] = {y};
+  x[0] = -1;
+  EXPECT(mlcc_model_run_pointers(&twiceModel, ctx, inPtrs, outPtrs) ==
+         MLCC_OUT_OF_RANGE);
+  EXPECT(strcmp(mlcc_last_error_message(), "node 'g': index out of range") ==
+         0);
+  in.dtype = MLCC_DTYPE_I32;
+  EXPECT(mlcc_model_run(&twiceModel, ctx, &in, &out) == MLCC_TYPE_MISMATCH);
+  EXPECT(strcmp(mlcc_last_error_message(),
+                "input 'x': expected f32 elements, got i32") == 0);
+  mlcc_model_destroy(ctx);
+  in.dtype = MLCC_DTYPE_F32;
+  x[0] = 3;
+  _Alignas(64) char memory[64];
+  EXPECT(mlcc_model_run_with_arena(&twiceModel, memory, sizeof(memory), &in,
+                                   &out) == MLCC_OK);
+  EXPECT(y[0] == 6);
   return 0;
 }

@@ -1,0 +1,97 @@
+//===- CompiledModelRunner.cpp - Compile for a target and run here --------===//
+
+#include "mlcc/Driver/CompiledModelRunner.h"
+
+#include "Targets.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstring>
+
+namespace mlcc {
+
+using ref::Status;
+using ref::Tensor;
+
+Status compileForTarget(mlir::ModuleOp module, const std::string &target,
+                        const lowering::CompileModelOptions &options,
+                        lowering::CompiledModel &out) {
+  std::unique_ptr<lowering::Target> backend = lowering::createTarget(target);
+  if (!backend)
+    return Status::error("unknown target '", target, "'");
+  std::vector<std::string> errors;
+  if (succeeded(lowering::compileModel(module, *backend, options, out, errors)))
+    return Status::success();
+  std::string message;
+  for (const std::string &e : errors)
+    message += (message.empty() ? "" : "\n") + e;
+  return Status::error(message);
+}
+
+Status CompiledModelRunner::load(const lowering::CompiledModel &compiled,
+                                 mlcc_threadpool *pool,
+                                 std::unique_ptr<CompiledModelRunner> &out,
+                                 void (*profileHook)(int32_t)) {
+  auto model = lowering::InProcessModel::load(
+      compiled.object, compiled.interface.name, profileHook);
+  if (!model)
+    return Status::error("cannot load the compiled model: ",
+                         llvm::toString(model.takeError()));
+  std::unique_ptr<CompiledModelRunner> runner(new CompiledModelRunner());
+  runner->model = std::move(*model);
+  if (mlcc_model_create(runner->descriptor(), pool, &runner->ctx) != MLCC_OK)
+    return Status::error(mlcc_last_error_message());
+  out = std::move(runner);
+  return Status::success();
+}
+
+CompiledModelRunner::~CompiledModelRunner() { mlcc_model_destroy(ctx); }
+
+static mlcc_tensor describe(const Tensor &t, std::vector<int64_t> &dims) {
+  dims.assign(t.shape().begin(), t.shape().end());
+  mlcc_tensor d;
+  d.data = const_cast<void *>(t.raw());
+  d.dims = dims.empty() ? nullptr : dims.data();
+  d.rank = static_cast<int32_t>(dims.size());
+  d.dtype = static_cast<mlcc_dtype>(t.dtype());
+  return d;
+}
+
+Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
+                                std::vector<Tensor> &outputs) {
+  const mlcc_model_desc *desc = descriptor();
+  if (inputs.size() != desc->num_inputs)
+    return Status::error("the model has ", desc->num_inputs, " inputs, got ",
+                         inputs.size());
+  outputs.clear();
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    const mlcc_model_tensor_desc &o = desc->outputs[i];
+    ref::Shape shape(o.dims, o.dims + o.rank);
+    outputs.emplace_back(static_cast<ref::DType>(o.dtype), shape);
+    if (poisonArena)
+      std::memset(outputs.back().raw(), 0xff, outputs.back().byteSize());
+  }
+  std::vector<std::vector<int64_t>> dims(inputs.size() + outputs.size());
+  std::vector<mlcc_tensor> in, out;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in.push_back(describe(inputs[i], dims[i]));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    out.push_back(describe(outputs[i], dims[inputs.size() + i]));
+  mlcc_status status;
+  if (poisonArena) {
+    poisonedArena.assign(desc->arena_bytes + MLCC_ARENA_ALIGNMENT, 0xff);
+    uintptr_t p = reinterpret_cast<uintptr_t>(poisonedArena.data());
+    void *aligned = reinterpret_cast<void *>(
+        (p + MLCC_ARENA_ALIGNMENT - 1) / MLCC_ARENA_ALIGNMENT *
+        MLCC_ARENA_ALIGNMENT);
+    status = mlcc_model_run_with_arena(desc, aligned, desc->arena_bytes,
+                                       in.data(), out.data());
+  } else {
+    status = mlcc_model_run(desc, ctx, in.data(), out.data());
+  }
+  if (status != MLCC_OK)
+    return Status::error(mlcc_last_error_message());
+  return Status::success();
+}
+
+} // namespace mlcc

@@ -1,0 +1,22 @@
+//===- AVX512Target.h - The AVX-512 CPU backend -----------------*- C++ -*-===//
+//
+// Lowers the hot ops (gemm/matmul, conv, pooling, elementwise chains,
+// softmax, layer norm) to Xbyak kernels generated for each op's exact shapes
+// with weights packed now, and leaves the rest to the portable lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_AVX512_AVX512TARGET_H
+#define MLCC_LOWERING_AVX512_AVX512TARGET_H
+
+#include "Target.h"
+
+#include <memory>
+
+namespace mlcc::avx512 {
+
+std::unique_ptr<lowering::Target> createAVX512Target();
+
+} // namespace mlcc::avx512
+
+#endif // MLCC_LOWERING_AVX512_AVX512TARGET_H

@@ -1,0 +1,20 @@
+//===- KernelSelection.cpp - Graph ops -> AVX-512 kernels -----------------===//
+
+#include "KernelSelection.h"
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+TargetLowering selectKernel(Operation *op, OpLoweringContext &ctx,
+                            SelectionState &state) {
+  for (auto select : {selectEltwise, selectGemm, selectConv, selectPool,
+                      selectNormalization}) {
+    TargetLowering result = select(op, ctx, state);
+    if (result != TargetLowering::Declined)
+      return result;
+  }
+  return TargetLowering::Declined;
+}
+
+} // namespace mlcc::avx512

@@ -1,0 +1,58 @@
+//===- KernelSelection.h - Graph ops -> AVX-512 kernels ---------*- C++ -*-===//
+//
+// One function per op family (one file each, Select*.cpp) decides whether
+// the op instance fits a generated kernel (dtype, layout, constant weights)
+// and, if so, generates it and emits its call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_AVX512_KERNELSELECTION_H
+#define MLCC_LOWERING_AVX512_KERNELSELECTION_H
+
+#include "Eltwise.h"
+#include "Target.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlcc::avx512 {
+
+using lowering::OpLoweringContext;
+using lowering::TargetLowering;
+
+/// What the target remembers from op to op within one model.
+struct SelectionState {
+  /// Graph values also (or only) held in NCHW16c, and their buffers: conv
+  /// chains stay blocked, and elementwise ops on them run blocked too.
+  llvm::DenseMap<mlir::Value, mlir::Value> blocked;
+  /// Activations already applied in the epilogue of their producer's
+  /// kernel: their result is the producer's (blocked) buffer.
+  llvm::DenseMap<mlir::Operation *, mlir::Value> fused;
+};
+
+/// Dispatches `op` to the family below that handles its kind.
+TargetLowering selectKernel(mlir::Operation *op, OpLoweringContext &ctx,
+                            SelectionState &state);
+
+TargetLowering selectEltwise(mlir::Operation *op, OpLoweringContext &ctx,
+                             SelectionState &state);
+TargetLowering selectGemm(mlir::Operation *op, OpLoweringContext &ctx,
+                          SelectionState &state);
+TargetLowering selectConv(mlir::Operation *op, OpLoweringContext &ctx,
+                          SelectionState &state);
+TargetLowering selectPool(mlir::Operation *op, OpLoweringContext &ctx,
+                          SelectionState &state);
+TargetLowering selectNormalization(mlir::Operation *op, OpLoweringContext &ctx,
+                                   SelectionState &state);
+
+/// The unary op `op` as a chain element (relu, clip with constant bounds,
+/// leaky_relu, sigmoid, ...); false for anything else.
+bool activationOf(mlir::Operation *op, OpLoweringContext &ctx, EltwiseOp &e);
+
+/// When `v`'s only user is an activation, returns it (with the activation
+/// in `e`) so the producer applies it in its epilogue; null otherwise.
+mlir::Operation *fusableActivation(mlir::Value v, OpLoweringContext &ctx,
+                                   EltwiseOp &e);
+
+} // namespace mlcc::avx512
+
+#endif // MLCC_LOWERING_AVX512_KERNELSELECTION_H

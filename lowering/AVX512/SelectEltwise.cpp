@@ -1,0 +1,178 @@
+//===- SelectEltwise.cpp - Elementwise ops -> AVX-512 kernels -------------===//
+//
+// An f32 op whose operands all have the result's shape, or whose second
+// operand is one element (a constant baked into the code, or a run-time
+// scalar), becomes one generated chain kernel; an activation that is the
+// result's only user joins the chain. When the full-size operands are held
+// in NCHW16c (conv outputs), the kernel runs over the blocked buffers and
+// the result stays blocked: elementwise ops do not care about the layout,
+// and the padding lanes are never read as channels. Other broadcasts go to
+// the portable lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlockedLayout.h"
+#include "KernelABI.h"
+#include "SelectionUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Operation.h"
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+bool activationOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e) {
+  StringRef name = op->getName().stripDialect();
+  if (op->getNumResults() != 1 || !isF32Tensor(op->getResult(0)) ||
+      !isF32Tensor(op->getOperand(0)) ||
+      shapeOf(op->getOperand(0)) != shapeOf(op->getResult(0)))
+    return false;
+  if (name == "leaky_relu") {
+    e = EltwiseOp::leakyRelu(floatAttr(op, "alpha", 0.01f));
+    return true;
+  }
+  if (name == "clip") {
+    float lo = -FLT_MAX, hi = FLT_MAX;
+    auto bound = [&](unsigned i, float &v) {
+      return i >= op->getNumOperands() ||
+             isa<NoneType>(op->getOperand(i).getType()) ||
+             constantScalar(ctx, op->getOperand(i), v);
+    };
+    if (!bound(1, lo) || !bound(2, hi))
+      return false;
+    e = EltwiseOp::clip(lo, hi);
+    return true;
+  }
+  static const char *const unary[] = {"relu", "neg",  "abs", "sigmoid",
+                                      "tanh", "exp",  "erf", "hard_swish"};
+  EltwiseKind kind;
+  if (!llvm::is_contained(unary, name) ||
+      eltwiseKindFromName(name.str(), kind).failed())
+    return false;
+  e = EltwiseOp::unary(kind);
+  return true;
+}
+
+Operation *fusableActivation(Value v, OpLoweringContext &ctx, EltwiseOp &e) {
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *user = *v.getUsers().begin();
+  if (user->getBlock() != v.getParentBlock() || user->getOperand(0) != v ||
+      !activationOf(user, ctx, e))
+    return nullptr;
+  return user;
+}
+
+namespace {
+
+/// A binary op as a chain element over `sources` (the full-size operand
+/// first); false when the operands do not fit a chain.
+bool binaryOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e,
+              SmallVector<Value> &sources) {
+  static const char *const binary[] = {"add", "sub", "mul",
+                                       "div", "max", "min"};
+  StringRef name = op->getName().stripDialect();
+  EltwiseKind kind;
+  if (!llvm::is_contained(binary, name) || op->getNumOperands() != 2 ||
+      eltwiseKindFromName(name.str(), kind).failed())
+    return false;
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Value result = op->getResult(0);
+  if (!isF32Tensor(lhs) || !isF32Tensor(rhs))
+    return false;
+  // The full-size operand is the chain's input; a one-element one is the
+  // operand (swapped when it stands on the left).
+  bool swapped = false;
+  if (shapeOf(lhs) != shapeOf(result)) {
+    std::swap(lhs, rhs);
+    swapped = true;
+  }
+  if (shapeOf(lhs) != shapeOf(result))
+    return false;
+  sources = {lhs};
+  float value;
+  bool scalar = numElements(rhs) == 1 && numElements(result) > 1;
+  if (scalar && constantScalar(ctx, rhs, value)) {
+    e = EltwiseOp::binary(kind, EltwiseOperand::constant(value), swapped);
+  } else if (scalar) {
+    e = EltwiseOp::binary(kind, EltwiseOperand::broadcast(1), swapped);
+    sources.push_back(rhs);
+  } else if (shapeOf(rhs) == shapeOf(result)) {
+    e = EltwiseOp::binary(kind, EltwiseOperand::array(1), swapped);
+    sources.push_back(rhs);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
+                             SelectionState &state) {
+  // Already applied by its producer's kernel.
+  auto fused = state.fused.find(op);
+  if (fused != state.fused.end()) {
+    if (fused->second)
+      setBlockedResult(op->getResult(0), fused->second, ctx, state);
+    return TargetLowering::Lowered;
+  }
+  if (op->getNumResults() != 1 || !isF32Tensor(op->getResult(0)))
+    return TargetLowering::Declined;
+  Value result = op->getResult(0);
+  EltwiseSpec spec;
+  spec.name = nodeName(op);
+  SmallVector<Value> sources{op->getOperand(0)};
+  EltwiseOp e;
+  if (!activationOf(op, ctx, e) && !binaryOf(op, ctx, e, sources))
+    return TargetLowering::Declined;
+  spec.ops.push_back(e);
+  EltwiseOp next;
+  Operation *activation = fusableActivation(result, ctx, next);
+  if (activation)
+    spec.ops.push_back(next);
+  Value output = activation ? activation->getResult(0) : result;
+
+  // Blocked when every full-size operand already is.
+  bool blocked = shapeOf(result).size() == 4;
+  for (auto [i, src] : llvm::enumerate(sources))
+    if (shapeOf(src) == shapeOf(result))
+      blocked &= state.blocked.count(src) != 0;
+  SmallVector<Value> srcBuffers;
+  for (Value src : sources)
+    srcBuffers.push_back(blocked && shapeOf(src) == shapeOf(result)
+                             ? state.blocked[src]
+                             : ctx.buffer(src));
+  Value dst;
+  if (blocked) {
+    dst = ctx.allocate(cast<MemRefType>(srcBuffers[0].getType()), output);
+    spec.n = cast<MemRefType>(dst.getType()).getNumElements();
+  } else {
+    dst = ctx.buffer(output);
+    spec.n = numElements(result);
+  }
+
+  std::vector<uint8_t> code;
+  if (ref::Status s = generateEltwise(spec, code); s.failed())
+    return failed(op, s);
+  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+  // mlcc_eltwise_args: src[4], dst, n.
+  OpBuilder &b = ctx.builder();
+  Value zero = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  SmallVector<Value> fields(MLCC_ELTWISE_MAX_SRC, zero);
+  for (auto [i, buffer] : llvm::enumerate(srcBuffers))
+    fields[i] = ctx.address(buffer);
+  fields.push_back(ctx.address(dst));
+  fields.push_back(b.create<arith::ConstantIntOp>(ctx.loc(), spec.n, 64));
+  ctx.callKernel(symbol, fields);
+
+  // The result itself is only read by the fused activation.
+  if (activation)
+    state.fused[activation] = blocked ? dst : Value();
+  else if (blocked)
+    setBlockedResult(result, dst, ctx, state);
+  return TargetLowering::Lowered;
+}
+
+} // namespace mlcc::avx512

@@ -1,0 +1,236 @@
+//===- SelectGemm.cpp - Gemm and MatMul -> AVX-512 kernels ----------------===//
+//
+// f32 A x B with B a constant: B is packed now (alpha folded in), a constant
+// bias row becomes the kernel's bias, and the kernel is generated for the
+// exact M, N, K. MatMul's leading batch dims of A are rows of one GEMM when
+// B is 2-D. A MatMul whose B is computed at run time (attention's QK^T and
+// scores x V) packs each batch's B in the host code, then calls the same
+// kind of kernel, in a loop over the batch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Gemm.h"
+#include "KernelABI.h"
+#include "SelectionUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+namespace {
+
+struct GemmPlan {
+  Value a, result;
+  int64_t m = 0, n = 0, k = 0;
+  std::vector<float> b; // K x N, or N x K when transB
+  bool transB = false;
+  float alpha = 1.0f;
+  std::vector<float> bias; // empty, or N values
+};
+
+/// Gemm: Y = alpha * A' * B' + beta * C, A not transposed, B and C constant
+/// (C a row of N or a scalar).
+bool planGemm(Operation *op, OpLoweringContext &ctx, GemmPlan &plan) {
+  if (intAttr(op, "transA", 0) != 0)
+    return false;
+  plan.a = op->getOperand(0);
+  plan.result = op->getResult(0);
+  plan.transB = intAttr(op, "transB", 0) != 0;
+  plan.alpha = floatAttr(op, "alpha", 1.0f);
+  if (!constantFloats(ctx, op->getOperand(1), plan.b))
+    return false;
+  ArrayRef<int64_t> a = shapeOf(plan.a), y = shapeOf(plan.result);
+  plan.m = a[0];
+  plan.k = a[1];
+  plan.n = y[1];
+  Value c = op->getOperand(2);
+  if (isa<NoneType>(c.getType()))
+    return true;
+  std::vector<float> cValues;
+  if (!isF32Tensor(c) || !constantFloats(ctx, c, cValues))
+    return false;
+  ArrayRef<int64_t> cShape = shapeOf(c);
+  int64_t rows = cShape.size() == 2 ? cShape[0] : 1;
+  if (rows != 1 || (cValues.size() != 1 && int64_t(cValues.size()) != plan.n))
+    return false;
+  float beta = floatAttr(op, "beta", 1.0f);
+  plan.bias.resize(plan.n);
+  for (int64_t j = 0; j < plan.n; ++j)
+    plan.bias[j] = beta * cValues[cValues.size() == 1 ? 0 : j];
+  return true;
+}
+
+/// MatMul: A [..., M, K] x B [K, N] constant.
+bool planMatmul(Operation *op, OpLoweringContext &ctx, GemmPlan &plan) {
+  plan.a = op->getOperand(0);
+  plan.result = op->getResult(0);
+  Value b = op->getOperand(1);
+  ArrayRef<int64_t> a = shapeOf(plan.a);
+  if (a.size() < 2 || shapeOf(b).size() != 2 ||
+      !constantFloats(ctx, b, plan.b))
+    return false;
+  plan.k = a.back();
+  plan.n = shapeOf(b)[1];
+  plan.m = numElements(plan.a) / std::max<int64_t>(plan.k, 1);
+  return plan.k > 0;
+}
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+/// packed[p][k][j] = b[batch][k][16p + j] (0 past column N), the layout of
+/// packB(), for one batch of the [batches, K, N] memref `b`.
+void emitPackB(OpBuilder &b, Location loc, Value bBatches, Value batch,
+               Value packed, int64_t k, int64_t n) {
+  if (n % kGemmPanel != 0) {
+    Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0));
+    b.create<linalg::FillOp>(loc, zero, packed);
+  }
+  int64_t panels = (n + kGemmPanel - 1) / kGemmPanel;
+  Value c0 = indexConst(b, loc, 0), c1 = indexConst(b, loc, 1);
+  b.create<scf::ForOp>(
+      loc, c0, indexConst(b, loc, panels), c1, ValueRange{},
+      [&](OpBuilder &pb, Location l, Value p, ValueRange) {
+        Value first = pb.create<arith::MulIOp>(
+            l, p, indexConst(pb, l, kGemmPanel));
+        Value width = pb.create<arith::MinSIOp>(
+            l, indexConst(pb, l, kGemmPanel),
+            pb.create<arith::SubIOp>(l, indexConst(pb, l, n), first));
+        pb.create<scf::ForOp>(
+            l, c0, indexConst(pb, l, k), c1, ValueRange{},
+            [&](OpBuilder &kb, Location l2, Value kk, ValueRange) {
+              kb.create<scf::ForOp>(
+                  l2, c0, width, c1, ValueRange{},
+                  [&](OpBuilder &jb, Location l3, Value j, ValueRange) {
+                    Value col = jb.create<arith::AddIOp>(l3, first, j);
+                    Value v = jb.create<memref::LoadOp>(
+                        l3, bBatches, ValueRange{batch, kk, col});
+                    jb.create<memref::StoreOp>(l3, v, packed,
+                                               ValueRange{p, kk, j});
+                    jb.create<scf::YieldOp>(l3);
+                  });
+              kb.create<scf::YieldOp>(l2);
+            });
+        pb.create<scf::YieldOp>(l);
+      });
+}
+
+/// `buffer` seen as [rows, d1, d2] (a contiguous memref of that many
+/// elements).
+Value asBatches(OpBuilder &b, Location loc, Value buffer, int64_t d1,
+                int64_t d2) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rows = type.getNumElements() / (d1 * d2);
+  auto batches = MemRefType::get({rows, d1, d2}, type.getElementType());
+  return b.create<memref::ReinterpretCastOp>(
+      loc, batches, buffer, 0, ArrayRef<int64_t>{rows, d1, d2},
+      ArrayRef<int64_t>{d1 * d2, d2, 1});
+}
+
+/// MatMul A [..., M, K] x B [..., K, N] with B computed at run time and the
+/// same batch dims on both sides (or B 2-D).
+TargetLowering selectRuntimeMatmul(Operation *op, OpLoweringContext &ctx) {
+  Value a = op->getOperand(0), bv = op->getOperand(1), y = op->getResult(0);
+  ArrayRef<int64_t> as = shapeOf(a), bs = shapeOf(bv);
+  if (as.size() < 2 || bs.size() < 2 ||
+      (bs.size() != 2 && as.drop_back(2) != bs.drop_back(2)))
+    return TargetLowering::Declined;
+  int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  if (m == 0 || k == 0 || n == 0)
+    return TargetLowering::Declined;
+  int64_t batches = numElements(a) / (m * k);
+  bool sharedB = bs.size() == 2;
+
+  GemmSpec spec;
+  spec.name = nodeName(op);
+  spec.m = m;
+  spec.n = n;
+  spec.k = k;
+  std::vector<uint8_t> code;
+  if (ref::Status s = generateGemm(spec, code); s.failed())
+    return failed(op, s);
+  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  int64_t panels = (n + kGemmPanel - 1) / kGemmPanel;
+  Value packed = ctx.scratch(
+      MemRefType::get({panels, k, kGemmPanel}, b.getF32Type()));
+  Value bBatches = asBatches(b, loc, ctx.buffer(bv), k, n);
+  Value aAddress = ctx.address(ctx.buffer(a));
+  Value cAddress = ctx.address(ctx.buffer(y));
+  Value packedAddress = ctx.address(packed);
+  Value zero = b.create<arith::ConstantIntOp>(loc, 0, 64);
+  if (sharedB)
+    emitPackB(b, loc, bBatches, indexConst(b, loc, 0), packed, k, n);
+  b.create<scf::ForOp>(
+      loc, indexConst(b, loc, 0), indexConst(b, loc, batches),
+      indexConst(b, loc, 1), ValueRange{},
+      [&](OpBuilder &lb, Location l, Value batch, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        if (!sharedB)
+          emitPackB(b, l, bBatches, batch, packed, k, n);
+        Value i = b.create<arith::IndexCastOp>(l, b.getI64Type(), batch);
+        auto offset = [&](Value base, int64_t elements) -> Value {
+          Value bytes = b.create<arith::MulIOp>(
+              l, i, b.create<arith::ConstantIntOp>(l, elements * 4, 64));
+          return b.create<arith::AddIOp>(l, base, bytes);
+        };
+        // mlcc_gemm_args: a, packed_b, bias, c.
+        ctx.callKernel(symbol, {offset(aAddress, m * k), packedAddress, zero,
+                                offset(cAddress, m * n)});
+        b.create<scf::YieldOp>(l);
+      });
+  return TargetLowering::Lowered;
+}
+
+} // namespace
+
+TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
+                              SelectionState &) {
+  StringRef name = op->getName().stripDialect();
+  if ((name != "gemm" && name != "matmul") || !isF32Tensor(op->getOperand(0)) ||
+      !isF32Tensor(op->getOperand(1)) || !isF32Tensor(op->getResult(0)))
+    return TargetLowering::Declined;
+  GemmPlan plan;
+  if (!(name == "gemm" ? planGemm(op, ctx, plan) : planMatmul(op, ctx, plan)))
+    return name == "matmul" && !ctx.constantValue(op->getOperand(1))
+               ? selectRuntimeMatmul(op, ctx)
+               : TargetLowering::Declined;
+
+  std::vector<float> packed;
+  int64_t ldb = plan.transB ? plan.k : plan.n;
+  packB(plan.b.data(), plan.k, plan.n, ldb, plan.transB, packed);
+  if (plan.alpha != 1.0f)
+    for (float &v : packed)
+      v *= plan.alpha;
+
+  GemmSpec spec;
+  spec.name = nodeName(op);
+  spec.m = plan.m;
+  spec.n = plan.n;
+  spec.k = plan.k;
+  spec.bias = !plan.bias.empty();
+  std::vector<uint8_t> code;
+  if (ref::Status s = generateGemm(spec, code); s.failed())
+    return failed(op, s);
+  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+
+  OpBuilder &b = ctx.builder();
+  Value packedB = ctx.addData(spec.name + "_packed", bytesOf(packed));
+  Value bias = spec.bias ? ctx.addData(spec.name + "_bias", bytesOf(plan.bias))
+                         : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  // mlcc_gemm_args: a, packed_b, bias, c.
+  ctx.callKernel(symbol, {ctx.address(ctx.buffer(plan.a)), packedB, bias,
+                          ctx.address(ctx.buffer(plan.result))});
+  return TargetLowering::Lowered;
+}
+
+} // namespace mlcc::avx512

@@ -1,0 +1,91 @@
+//===- SelectNormalization.cpp - Softmax and LayerNorm -> AVX-512 kernels -===//
+//
+// Over the last axis only, which is where models put them (attention
+// scores, classifier logits, transformer hidden states): rows x cols with
+// every row contiguous. Other axes go to the portable lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelABI.h"
+#include "Normalization.h"
+#include "SelectionUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+namespace {
+
+bool isLastAxis(Operation *op, Value x, int64_t fallback) {
+  int64_t rank = shapeOf(x).size();
+  int64_t axis = intAttr(op, "axis", fallback);
+  return rank > 0 && (axis == rank - 1 || axis == -1);
+}
+
+TargetLowering selectSoftmax(Operation *op, OpLoweringContext &ctx, bool log) {
+  Value x = op->getOperand(0), y = op->getResult(0);
+  if (!isF32Tensor(x) || !isLastAxis(op, x, -1))
+    return TargetLowering::Declined;
+  SoftmaxSpec spec;
+  spec.name = nodeName(op);
+  spec.log = log;
+  spec.cols = shapeOf(x).back();
+  spec.rows = spec.cols ? numElements(x) / spec.cols : 0;
+  if (spec.rows == 0 || spec.cols == 0)
+    return TargetLowering::Declined;
+  std::vector<uint8_t> code;
+  if (ref::Status s = generateSoftmax(spec, code); s.failed())
+    return failed(op, s);
+  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+  // mlcc_softmax_args: src, dst.
+  ctx.callKernel(symbol, {ctx.address(ctx.buffer(x)),
+                          ctx.address(ctx.buffer(y))});
+  return TargetLowering::Lowered;
+}
+
+TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx) {
+  Value x = op->getOperand(0), scale = op->getOperand(1),
+        bias = op->getOperand(2), y = op->getResult(0);
+  for (unsigned i = 1; i < op->getNumResults(); ++i)
+    if (!isa<NoneType>(op->getResult(i).getType()))
+      return TargetLowering::Declined;
+  if (!isF32Tensor(x) || !isF32Tensor(scale) || !isLastAxis(op, x, -1))
+    return TargetLowering::Declined;
+  LayerNormSpec spec;
+  spec.name = nodeName(op);
+  spec.cols = shapeOf(x).back();
+  spec.rows = spec.cols ? numElements(x) / spec.cols : 0;
+  spec.epsilon = floatAttr(op, "epsilon", 1e-5f);
+  bool hasBias = !isa<NoneType>(bias.getType());
+  if (spec.rows == 0 || numElements(scale) != spec.cols ||
+      (hasBias && (!isF32Tensor(bias) || numElements(bias) != spec.cols)))
+    return TargetLowering::Declined;
+  std::vector<uint8_t> code;
+  if (ref::Status s = generateLayerNorm(spec, code); s.failed())
+    return failed(op, s);
+  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+  Value beta = hasBias ? ctx.address(ctx.buffer(bias))
+                       : ctx.addData(spec.name + "_zero_bias",
+                                     bytesOf(std::vector<float>(spec.cols)));
+  // mlcc_layer_norm_args: src, gamma, beta, dst.
+  ctx.callKernel(symbol, {ctx.address(ctx.buffer(x)),
+                          ctx.address(ctx.buffer(scale)), beta,
+                          ctx.address(ctx.buffer(y))});
+  return TargetLowering::Lowered;
+}
+
+} // namespace
+
+TargetLowering selectNormalization(Operation *op, OpLoweringContext &ctx,
+                              SelectionState &) {
+  StringRef name = op->getName().stripDialect();
+  if (name == "softmax" || name == "log_softmax")
+    return selectSoftmax(op, ctx, name == "log_softmax");
+  if (name == "layer_norm")
+    return selectLayerNorm(op, ctx);
+  return TargetLowering::Declined;
+}
+
+} // namespace mlcc::avx512

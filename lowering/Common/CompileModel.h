@@ -1,0 +1,68 @@
+//===- CompileModel.h - Graph module -> object + header ---------*- C++ -*-===//
+//
+// The whole backend in one call: host schedule, kernels, weights, the C API,
+// LLVM codegen, and the header text. `mlcc compile` writes the result to
+// files; `mlcc run`/`bench` and the tests load the same bytes in-process.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_COMMON_COMPILEMODEL_H
+#define MLCC_LOWERING_COMMON_COMPILEMODEL_H
+
+#include "HeaderWriter.h"
+#include "Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace mlcc::lowering {
+
+struct CompileModelOptions {
+  /// C identifier used in every symbol and in the header.
+  std::string name = "model";
+  /// When set, the host module is printed here before it is lowered to LLVM
+  /// (`mlcc compile --emit host-mlir`), and nothing else is produced.
+  llvm::raw_ostream *hostMlir = nullptr;
+  /// Calls the profile hook (HostBuilder.h) around every graph op, for
+  /// `mlcc bench --per-op`.
+  bool profile = false;
+};
+
+struct CompiledModel {
+  /// The relocatable ELF object.
+  std::string object;
+  /// The C header.
+  std::string header;
+  ModelInterface interface;
+  /// Memory figures: the arena, all intermediates added up, and the most
+  /// bytes live at one point of the schedule.
+  uint64_t arenaBytes = 0;
+  uint64_t intermediateBytes = 0;
+  uint64_t arenaLowerBound = 0;
+  size_t numKernels = 0;
+  uint64_t weightBytes = 0;
+  /// With CompileModelOptions::profile: what each profile index stands for.
+  std::vector<std::string> profiledOps;
+};
+
+/// Compiles the graph function of `graph` (simplified: static shapes,
+/// constants folded). Errors (one line each, naming the node and op) go to
+/// `errors`.
+mlir::LogicalResult compileModel(mlir::ModuleOp graph, Target &target,
+                                 const CompileModelOptions &options,
+                                 CompiledModel &out,
+                                 std::vector<std::string> &errors);
+
+/// `name` as a C identifier ("resnet-50.v2" -> "resnet_50_v2").
+std::string modelIdentifier(llvm::StringRef name);
+
+/// Names a model cannot have because its API (mlcc_<name>_create, ...)
+/// would collide with the runtime's (mlcc_model_create, mlcc_arena_create).
+bool isReservedModelName(llvm::StringRef name);
+
+} // namespace mlcc::lowering
+
+#endif // MLCC_LOWERING_COMMON_COMPILEMODEL_H

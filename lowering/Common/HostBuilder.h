@@ -1,0 +1,68 @@
+//===- HostBuilder.h - Graph function -> host schedule ----------*- C++ -*-===//
+//
+// Turns the simplified graph function into the host module: one function
+// `i32 @<prefix>_entry(arena, inputs..., outputs...)` whose arguments are
+// static memrefs (passed as bare pointers), with every intermediate a view
+// at a planned offset of the arena, and every op lowered either by the
+// target's kernels (calls to symbols whose code is in `kernels`) or by the
+// portable lowerings (linalg/scf/arith/math in place). Weights become
+// memref.global declarations whose bytes are in `data`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_COMMON_HOSTBUILDER_H
+#define MLCC_LOWERING_COMMON_HOSTBUILDER_H
+
+#include "HeaderWriter.h"
+#include "Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlcc::lowering {
+
+struct NamedBytes {
+  std::string name;
+  std::vector<uint8_t> bytes;
+};
+
+struct HostModule {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// The entry function's symbol.
+  std::string entry;
+  std::vector<NamedBytes> kernels;
+  std::vector<NamedBytes> data;
+  /// Names, dtypes and shapes of inputs and outputs, and the arena size.
+  ModelInterface interface;
+  /// Bytes of all arena buffers added up, and the most live at once.
+  uint64_t intermediateBytes = 0;
+  uint64_t arenaLowerBound = 0;
+  /// With profiling on: "name (op)" of the graph op each profile index
+  /// stands for.
+  std::vector<std::string> profiledOps;
+};
+
+/// The function a profiling build calls before each graph op (with the
+/// op's index into HostModule::profiledOps) and once at the end (with the
+/// number of ops): `void mlcc_profile_op(int32_t index)`. Only `mlcc bench
+/// --per-op` provides it; objects for applications never call it.
+constexpr const char *kProfileHook = "mlcc_profile_op";
+
+/// Registers the dialects the host module uses in `registry`.
+void registerHostDialects(mlir::DialectRegistry &registry);
+
+/// Builds the host module of `graph` for `target`; `modelName` is the C
+/// identifier of the model. Problems are emitted as diagnostics on the ops
+/// (node name, op, what is unsupported) and give failure.
+mlir::LogicalResult buildHostModule(mlir::func::FuncOp graph, Target &target,
+                                    llvm::StringRef modelName, bool profile,
+                                    HostModule &out);
+
+} // namespace mlcc::lowering
+
+#endif // MLCC_LOWERING_COMMON_HOSTBUILDER_H

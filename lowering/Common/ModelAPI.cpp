@@ -1,0 +1,198 @@
+//===- ModelAPI.cpp - The model's C API, defined in its object ------------===//
+
+#include "ModelAPI.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+
+using namespace llvm;
+
+namespace mlcc::lowering {
+
+namespace {
+
+// The values of runtime/include/mlcc/tensor.h's mlcc_dtype.
+int32_t dtypeCode(const std::string &name) {
+  static const char *const names[] = {"undefined", "f32", "f64", "f16", "bf16",
+                                      "i8",        "u8",  "i16", "u16", "i32",
+                                      "u32",       "i64", "u64", "bool"};
+  for (int32_t i = 0; i < 14; ++i)
+    if (name == names[i])
+      return i;
+  return 0;
+}
+
+class APIWriter {
+public:
+  APIWriter(Module &m, const ModelInterface &iface)
+      : m(m), iface(iface), ctx(m.getContext()), ptr(PointerType::get(ctx, 0)),
+        i32(Type::getInt32Ty(ctx)), i64(Type::getInt64Ty(ctx)),
+        prefix("mlcc_" + iface.name + "_") {}
+
+  void write(StringRef entry);
+
+private:
+  Constant *string(const std::string &s, const Twine &name);
+  Constant *tensorTable(const std::vector<InterfaceTensor> &tensors,
+                        StringRef kind);
+  Function *defineInvoke(StringRef entry);
+  Function *exported(StringRef suffix, Type *result, ArrayRef<Type *> params);
+  FunctionCallee runtime(StringRef name, Type *result,
+                         ArrayRef<Type *> params);
+
+  Module &m;
+  const ModelInterface &iface;
+  LLVMContext &ctx;
+  PointerType *ptr;
+  IntegerType *i32, *i64;
+  std::string prefix;
+};
+
+Constant *APIWriter::string(const std::string &s, const Twine &name) {
+  Constant *init = ConstantDataArray::getString(ctx, s);
+  auto *gv = new GlobalVariable(m, init->getType(), true,
+                                GlobalValue::PrivateLinkage, init, name);
+  gv->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+  return gv;
+}
+
+// mlcc_model_tensor_desc[]: {name, dims, rank, dtype}.
+Constant *APIWriter::tensorTable(const std::vector<InterfaceTensor> &tensors,
+                                 StringRef kind) {
+  StructType *descType = StructType::get(ctx, {ptr, ptr, i32, i32});
+  std::vector<Constant *> entries;
+  for (auto [i, t] : llvm::enumerate(tensors)) {
+    std::string base = prefix + kind.str() + std::to_string(i);
+    std::vector<uint64_t> dims;
+    for (const InterfaceDim &d : t.dims)
+      dims.push_back(static_cast<uint64_t>(d.size));
+    Constant *dimsPtr = ConstantPointerNull::get(ptr);
+    if (!dims.empty()) {
+      Constant *init = ConstantDataArray::get(ctx, dims);
+      dimsPtr = new GlobalVariable(m, init->getType(), true,
+                                   GlobalValue::PrivateLinkage, init,
+                                   base + "_dims");
+    }
+    entries.push_back(ConstantStruct::get(
+        descType, {string(t.name, base + "_name"), dimsPtr,
+                   ConstantInt::get(i32, t.dims.size()),
+                   ConstantInt::get(i32, dtypeCode(t.dtype))}));
+  }
+  if (entries.empty())
+    return ConstantPointerNull::get(ptr);
+  ArrayType *arrayType = ArrayType::get(descType, entries.size());
+  return new GlobalVariable(m, arrayType, true, GlobalValue::PrivateLinkage,
+                            ConstantArray::get(arrayType, entries),
+                            prefix + kind + "s");
+}
+
+// i32 invoke(ptr arena, ptr inputs, ptr outputs, ptr pool): the descriptor's
+// entry; unpacks the pointer arrays into the entry's arguments.
+Function *APIWriter::defineInvoke(StringRef entryName) {
+  Function *entry = m.getFunction(entryName);
+  // Only the descriptor and the API functions leave the object.
+  entry->setLinkage(GlobalValue::InternalLinkage);
+  auto *type = FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false);
+  Function *f = Function::Create(type, GlobalValue::InternalLinkage,
+                                 prefix + "invoke", m);
+  IRBuilder<> b(BasicBlock::Create(ctx, "", f));
+  std::vector<Value *> args{f->getArg(0)};
+  auto load = [&](Value *array, size_t i) {
+    Value *slot = b.CreateConstInBoundsGEP1_64(ptr, array, i);
+    return b.CreateLoad(ptr, slot);
+  };
+  for (size_t i = 0; i < iface.inputs.size(); ++i)
+    args.push_back(load(f->getArg(1), i));
+  for (size_t i = 0; i < iface.outputs.size(); ++i)
+    args.push_back(load(f->getArg(2), i));
+  b.CreateRet(b.CreateCall(entry, args));
+  return f;
+}
+
+Function *APIWriter::exported(StringRef suffix, Type *result,
+                              ArrayRef<Type *> params) {
+  auto *type = FunctionType::get(result, params, false);
+  return Function::Create(type, GlobalValue::ExternalLinkage, prefix + suffix,
+                          m);
+}
+
+FunctionCallee APIWriter::runtime(StringRef name, Type *result,
+                                  ArrayRef<Type *> params) {
+  return m.getOrInsertFunction(name,
+                               FunctionType::get(result, params, false));
+}
+
+void APIWriter::write(StringRef entry) {
+  // mlcc_model_desc: see runtime/include/mlcc/model.h.
+  StructType *descType = StructType::get(
+      ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64});
+  Constant *desc = ConstantStruct::get(
+      descType,
+      {ConstantInt::get(i32, 1), ConstantInt::get(i32, iface.inputs.size()),
+       ConstantInt::get(i32, iface.outputs.size()), ConstantInt::get(i32, 0),
+       string(iface.name, prefix + "name"), tensorTable(iface.inputs, "input"),
+       tensorTable(iface.outputs, "output"),
+       ConstantInt::get(i64, iface.arenaBytes), defineInvoke(entry),
+       ConstantInt::get(i64, 0)});
+  auto *descVar =
+      new GlobalVariable(m, descType, true, GlobalValue::ExternalLinkage, desc,
+                         modelDescriptorSymbol(iface));
+  descVar->setAlignment(Align(8));
+
+  Type *voidTy = Type::getVoidTy(ctx);
+  auto forward = [&](Function *f, FunctionCallee callee) {
+    IRBuilder<> b(BasicBlock::Create(ctx, "", f));
+    std::vector<Value *> args{descVar};
+    for (Argument &a : f->args())
+      args.push_back(&a);
+    Value *r = b.CreateCall(callee, args);
+    if (f->getReturnType()->isVoidTy())
+      b.CreateRetVoid();
+    else
+      b.CreateRet(r);
+  };
+  forward(exported("create", i32, {ptr, ptr}),
+          runtime("mlcc_model_create", i32, {ptr, ptr, ptr}));
+  forward(exported("run", i32, {ptr, ptr, ptr}),
+          runtime("mlcc_model_run", i32, {ptr, ptr, ptr, ptr}));
+  forward(exported("run_with_arena", i32, {ptr, i64, ptr, ptr}),
+          runtime("mlcc_model_run_with_arena", i32, {ptr, ptr, i64, ptr, ptr}));
+  {
+    Function *f = exported("destroy", voidTy, {ptr});
+    IRBuilder<> b(BasicBlock::Create(ctx, "", f));
+    b.CreateCall(runtime("mlcc_model_destroy", voidTy, {ptr}), {f->getArg(0)});
+    b.CreateRetVoid();
+  }
+
+  // run_static(ctx, in..., out...): the pointers into two arrays.
+  size_t numIn = iface.inputs.size(), numOut = iface.outputs.size();
+  std::vector<Type *> params(1 + numIn + numOut, ptr);
+  Function *f = exported("run_static", i32, params);
+  IRBuilder<> b(BasicBlock::Create(ctx, "", f));
+  auto array = [&](size_t first, size_t count) -> Value * {
+    if (count == 0)
+      return ConstantPointerNull::get(ptr);
+    Value *a = b.CreateAlloca(ptr, ConstantInt::get(i64, count));
+    for (size_t i = 0; i < count; ++i)
+      b.CreateStore(f->getArg(first + i),
+                    b.CreateConstInBoundsGEP1_64(ptr, a, i));
+    return a;
+  };
+  Value *ins = array(1, numIn);
+  Value *outs = array(1 + numIn, numOut);
+  b.CreateRet(b.CreateCall(
+      runtime("mlcc_model_run_pointers", i32, {ptr, ptr, ptr, ptr}),
+      {descVar, f->getArg(0), ins, outs}));
+}
+
+} // namespace
+
+std::string modelDescriptorSymbol(const ModelInterface &iface) {
+  return "mlcc_" + iface.name + "_model";
+}
+
+void addModelAPI(Module &m, const ModelInterface &iface, StringRef entry) {
+  APIWriter(m, iface).write(entry);
+}
+
+} // namespace mlcc::lowering

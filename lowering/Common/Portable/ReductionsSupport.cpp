@@ -1,0 +1,414 @@
+//===- ReductionsSupport.cpp - Helpers of the reduction lowerings --------===//
+
+#include "ReductionsSupport.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+
+namespace mlcc::portable::red {
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+Elem elemOf(Value tensor) {
+  Type t = cast<ShapedType>(tensor.getType()).getElementType();
+  Elem e;
+  e.storage = storageType(t);
+  if (auto ft = dyn_cast<FloatType>(t)) {
+    e.isFloat = true;
+    e.width = ft.getWidth();
+  } else if (auto it = dyn_cast<IntegerType>(t)) {
+    e.width = it.getWidth();
+    // bool compares as unsigned (false < true).
+    e.isUnsigned = it.isUnsigned() || e.width == 1;
+  }
+  return e;
+}
+
+ArrayRef<int64_t> shapeOf(Value tensor) {
+  return cast<ShapedType>(tensor.getType()).getShape();
+}
+
+int64_t numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+void splitAtAxis(ArrayRef<int64_t> shape, int64_t axis, int64_t &outer,
+                 int64_t &len, int64_t &inner) {
+  outer = numElements(shape.take_front(axis));
+  len = shape[axis];
+  inner = numElements(shape.drop_front(axis + 1));
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes and constant operands
+//===----------------------------------------------------------------------===//
+
+int64_t intAttr(Operation *op, StringRef name, int64_t dflt) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getValue().getSExtValue();
+  return dflt;
+}
+
+double floatAttr(Operation *op, StringRef name, float dflt) {
+  if (auto a = op->getAttrOfType<FloatAttr>(name))
+    return a.getValueAsDouble();
+  return static_cast<double>(dflt);
+}
+
+std::optional<SmallVector<int64_t>> intsAttr(Operation *op, StringRef name) {
+  auto a = op->getAttrOfType<ArrayAttr>(name);
+  if (!a)
+    return std::nullopt;
+  SmallVector<int64_t> v;
+  for (Attribute e : a)
+    if (auto i = dyn_cast<IntegerAttr>(e))
+      v.push_back(i.getValue().getSExtValue());
+  return v;
+}
+
+bool hasOperand(Operation *op, unsigned i) {
+  return i < op->getNumOperands() &&
+         !isa<NoneType>(op->getOperand(i).getType());
+}
+
+std::optional<SmallVector<int64_t>> constInts(Value v) {
+  DenseIntElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  SmallVector<int64_t> r;
+  for (const APInt &x : attr.getValues<APInt>())
+    r.push_back(x.getSExtValue());
+  return r;
+}
+
+FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1) ||
+      (rank == 0 && axis != 0 && axis != -1))
+    return op->emitError() << "axis " << axis << " is out of range for rank "
+                           << rank;
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and conversions
+//===----------------------------------------------------------------------===//
+
+Value cIndex(Builder &b, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(v);
+}
+
+Value cInt(Builder &b, Type t, int64_t v) {
+  unsigned w = cast<IntegerType>(t).getWidth();
+  APInt ap(64, static_cast<uint64_t>(v));
+  return b.create<arith::ConstantOp>(
+      b.getIntegerAttr(t, w < 64 ? ap.trunc(w) : ap));
+}
+
+Value cFloat(Builder &b, Type t, double v) {
+  return b.create<arith::ConstantOp>(b.getFloatAttr(t, v));
+}
+
+Value cF64(Builder &b, double v) { return cFloat(b, b.getF64Type(), v); }
+
+Type computeFloatType(const Elem &e) {
+  MLIRContext *ctx = e.storage.getContext();
+  return e.width == 64 ? Type(Float64Type::get(ctx))
+                       : Type(Float32Type::get(ctx));
+}
+
+Value toCompute(Builder &b, Value v, const Elem &e) {
+  if (!e.isFloat)
+    return v;
+  Type ct = computeFloatType(e);
+  return v.getType() == ct ? v : b.create<arith::ExtFOp>(ct, v).getResult();
+}
+
+Value fromCompute(Builder &b, Value v, const Elem &e) {
+  if (v.getType() == e.storage)
+    return v;
+  return b.create<arith::TruncFOp>(e.storage, v);
+}
+
+Value toF64(Builder &b, Value v, const Elem &e) {
+  Type f64 = b.getF64Type();
+  if (v.getType() == f64)
+    return v;
+  if (isa<FloatType>(v.getType()))
+    return b.create<arith::ExtFOp>(f64, v);
+  if (e.isUnsigned)
+    return b.create<arith::UIToFPOp>(f64, v);
+  return b.create<arith::SIToFPOp>(f64, v);
+}
+
+/// double -> integer of `e`, saturating, nan -> 0.
+static Value saturatingFromF64(Builder &b, Value v, const Elem &e) {
+  Type t = e.storage;
+  if (e.width == 1) // bool(v): anything but 0 (nan included) is true
+    return b.create<arith::CmpFOp>(arith::CmpFPredicate::UNE, v, cF64(b, 0.0));
+  double lo, hi;
+  int64_t loBits, hiBits;
+  if (e.isUnsigned) {
+    lo = 0.0;
+    hi = std::ldexp(1.0, e.width) - 1.0;
+    loBits = 0;
+    hiBits = -1; // all ones
+  } else {
+    lo = -std::ldexp(1.0, e.width - 1);
+    hi = std::ldexp(1.0, e.width - 1) - 1.0;
+    loBits = e.width == 64 ? std::numeric_limits<int64_t>::min()
+                           : -(int64_t(1) << (e.width - 1));
+    hiBits = e.width == 64 ? std::numeric_limits<int64_t>::max()
+                           : (int64_t(1) << (e.width - 1)) - 1;
+  }
+  // The unselected fptosi of an out-of-range value is poison, which select
+  // does not propagate.
+  Value r = e.isUnsigned ? b.create<arith::FPToUIOp>(t, v).getResult()
+                         : b.create<arith::FPToSIOp>(t, v).getResult();
+  Value low = b.create<arith::CmpFOp>(arith::CmpFPredicate::OLE, v, cF64(b, lo));
+  Value high =
+      b.create<arith::CmpFOp>(arith::CmpFPredicate::OGE, v, cF64(b, hi));
+  r = b.create<arith::SelectOp>(low, cInt(b, t, loBits), r);
+  r = b.create<arith::SelectOp>(high, cInt(b, t, hiBits), r);
+  return b.create<arith::SelectOp>(isNan(b, v), cInt(b, t, 0), r);
+}
+
+Value fromF64(Builder &b, Value v, const Elem &e) {
+  if (!e.isFloat)
+    return saturatingFromF64(b, v, e);
+  Type ct = computeFloatType(e);
+  if (ct != v.getType())
+    v = b.create<arith::TruncFOp>(ct, v);
+  return fromCompute(b, v, e);
+}
+
+Value toI64(Builder &b, Value v, const Elem &e) {
+  Type i64 = b.getI64Type();
+  if (v.getType() == i64)
+    return v;
+  if (e.isUnsigned)
+    return b.create<arith::ExtUIOp>(i64, v);
+  return b.create<arith::ExtSIOp>(i64, v);
+}
+
+Value toIndex(Builder &b, Value v) {
+  if (v.getType().isIndex())
+    return v;
+  if (isa<FloatType>(v.getType()))
+    v = b.create<arith::FPToSIOp>(b.getI64Type(), v);
+  return b.create<arith::IndexCastOp>(b.getIndexType(), v);
+}
+
+Value isNan(Builder &b, Value v) {
+  return b.create<arith::CmpFOp>(arith::CmpFPredicate::UNO, v, v);
+}
+
+Value accAdd(Builder &b, Value acc, Value x) {
+  return b.create<arith::AddFOp>(acc, x, arith::FastMathFlags::reassoc);
+}
+
+Value accMul(Builder &b, Value acc, Value x) {
+  return b.create<arith::MulFOp>(acc, x, arith::FastMathFlags::reassoc);
+}
+
+Value nanMax(Builder &b, Value acc, Value x) {
+  // take x when x > acc or x is nan, unless acc already is nan.
+  Value gt = b.create<arith::CmpFOp>(arith::CmpFPredicate::UGT, x, acc);
+  Value accOrdered =
+      b.create<arith::CmpFOp>(arith::CmpFPredicate::ORD, acc, acc);
+  Value take = b.create<arith::AndIOp>(gt, accOrdered);
+  return b.create<arith::SelectOp>(take, x, acc);
+}
+
+Value nanMin(Builder &b, Value acc, Value x) {
+  Value lt = b.create<arith::CmpFOp>(arith::CmpFPredicate::ULT, x, acc);
+  Value accOrdered =
+      b.create<arith::CmpFOp>(arith::CmpFPredicate::ORD, acc, acc);
+  Value take = b.create<arith::AndIOp>(lt, accOrdered);
+  return b.create<arith::SelectOp>(take, x, acc);
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers and loops
+//===----------------------------------------------------------------------===//
+
+Value view(Builder &b, Value buf, ArrayRef<int64_t> shape) {
+  auto src = cast<MemRefType>(buf.getType());
+  if (src.getShape() == shape)
+    return buf;
+  auto type = MemRefType::get(shape, src.getElementType());
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  // The strides the identity layout implies, exactly as the verifier
+  // computes them.
+  if (failed(getStridesAndOffset(type, strides, offset)))
+    return buf;
+  return b.create<memref::ReinterpretCastOp>(type, buf, offset, shape,
+                                             strides);
+}
+
+Value load(Builder &b, Value buf, ValueRange idx) {
+  return b.create<memref::LoadOp>(buf, idx);
+}
+
+void store(Builder &b, Value v, Value buf, ValueRange idx) {
+  b.create<memref::StoreOp>(v, buf, idx);
+}
+
+static void boundsOf(Builder &b, ArrayRef<int64_t> ubs,
+                     SmallVectorImpl<Value> &lbv, SmallVectorImpl<Value> &ubv,
+                     SmallVectorImpl<Value> &steps) {
+  Value zero = cIndex(b, 0), one = cIndex(b, 1);
+  for (int64_t u : ubs) {
+    lbv.push_back(zero);
+    ubv.push_back(cIndex(b, u));
+    steps.push_back(one);
+  }
+}
+
+void loops(Builder &b, ArrayRef<int64_t> ubs, LoopBody body) {
+  SmallVector<Value> lbv, ubv, steps;
+  boundsOf(b, ubs, lbv, ubv, steps);
+  scf::buildLoopNest(b, b.getLoc(), lbv, ubv, steps,
+                     [&](OpBuilder &ob, Location loc, ValueRange ivs) {
+                       Builder nb(loc, ob);
+                       body(nb, ivs);
+                     });
+}
+
+SmallVector<Value> loops(Builder &b, ArrayRef<int64_t> ubs, ValueRange init,
+                         ReduceBody body) {
+  SmallVector<Value> lbv, ubv, steps;
+  boundsOf(b, ubs, lbv, ubv, steps);
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, b.getLoc(), lbv, ubv, steps, init,
+      [&](OpBuilder &ob, Location loc, ValueRange ivs, ValueRange acc) {
+        Builder nb(loc, ob);
+        SmallVector<Value> r = body(nb, ivs, acc);
+        return scf::ValueVector(r.begin(), r.end());
+      });
+  return SmallVector<Value>(nest.results.begin(), nest.results.end());
+}
+
+SmallVector<Value> loop(Builder &b, Value lb, Value ub, ValueRange init,
+                        ReduceBody body) {
+  auto forOp = b.create<scf::ForOp>(
+      lb, ub, cIndex(b, 1), init,
+      [&](OpBuilder &ob, Location loc, Value iv, ValueRange acc) {
+        Builder nb(loc, ob);
+        SmallVector<Value> r = body(nb, iv, acc);
+        nb.create<scf::YieldOp>(r);
+      });
+  return SmallVector<Value>(forOp.getResults().begin(),
+                            forOp.getResults().end());
+}
+
+/// Bytes of the shared scratch buffer: three arrays of kBlock 8-byte
+/// elements, each 64-byte aligned.
+constexpr int64_t kScratchBytes = 3 * kBlock * 8;
+constexpr llvm::StringLiteral kScratchAttr = "mlcc.reduction_scratch";
+
+/// The family's scratch buffer of the function around the insertion point,
+/// created at the start of its entry block on first use (so it is one
+/// static stack slot even when the op is lowered inside a loop).
+static Value scratchBuffer(Builder &b) {
+  Operation *fn = b.getInsertionBlock()->getParentOp();
+  while (fn && !isa<FunctionOpInterface>(fn))
+    fn = fn->getParentOp();
+  Block *entry = fn ? &fn->getRegion(0).front() : b.getInsertionBlock();
+  for (Operation &op : *entry)
+    if (op.hasAttr(kScratchAttr))
+      return op.getResult(0);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  auto type = MemRefType::get({kScratchBytes}, b.getI8Type());
+  auto alloca = b.create<memref::AllocaOp>(type, b.getI64IntegerAttr(64));
+  alloca->setAttr(kScratchAttr, b.getUnitAttr());
+  return alloca;
+}
+
+SmallVector<Value> scratch(Builder &b, ArrayRef<Type> types, int64_t n) {
+  Value buf = scratchBuffer(b);
+  SmallVector<Value> views;
+  int64_t offset = 0;
+  for (Type t : types) {
+    views.push_back(b.create<memref::ViewOp>(MemRefType::get({n}, t), buf,
+                                             cIndex(b, offset), ValueRange{}));
+    offset += kBlock * 8;
+  }
+  assert(offset <= kScratchBytes && n <= kBlock && "scratch overflow");
+  return views;
+}
+
+void blocks(Builder &b, int64_t inner,
+            function_ref<void(Builder &, Value i0, Value n)> body) {
+  b.create<scf::ForOp>(
+      cIndex(b, 0), cIndex(b, inner), cIndex(b, kBlock), ValueRange{},
+      [&](OpBuilder &ob, Location loc, Value i0, ValueRange) {
+        Builder nb(loc, ob);
+        Value rest = nb.create<arith::SubIOp>(cIndex(nb, inner), i0);
+        Value n = nb.create<arith::MinSIOp>(rest, cIndex(nb, kBlock));
+        body(nb, i0, n);
+        nb.create<scf::YieldOp>();
+      });
+}
+
+void each(Builder &b, Value n, function_ref<void(Builder &, Value ii)> fn) {
+  loop(b, cIndex(b, 0), n, {}, [&](Builder &b, ValueRange ii, ValueRange) {
+    fn(b, ii[0]);
+    return SmallVector<Value>{};
+  });
+}
+
+void ifThenElse(Builder &b, Value cond, function_ref<void(Builder &)> thenFn,
+                function_ref<void(Builder &)> elseFn) {
+  auto thenBuilder = [&](OpBuilder &ob, Location loc) {
+    Builder nb(loc, ob);
+    thenFn(nb);
+    nb.create<scf::YieldOp>();
+  };
+  auto elseBuilder = [&](OpBuilder &ob, Location loc) {
+    Builder nb(loc, ob);
+    elseFn(nb);
+    nb.create<scf::YieldOp>();
+  };
+  if (elseFn)
+    b.create<scf::IfOp>(cond, thenBuilder, elseBuilder);
+  else
+    b.create<scf::IfOp>(cond, thenBuilder);
+}
+
+static void dispatchFrom(Builder &b, unsigned i, unsigned count,
+                         function_ref<Value(Builder &, unsigned)> cond,
+                         function_ref<void(Builder &, unsigned)> emit) {
+  if (i + 1 >= count) {
+    emit(b, i);
+    return;
+  }
+  ifThenElse(
+      b, cond(b, i), [&](Builder &nb) { emit(nb, i); },
+      [&](Builder &nb) { dispatchFrom(nb, i + 1, count, cond, emit); });
+}
+
+void dispatch(Builder &b, unsigned count,
+              function_ref<Value(Builder &, unsigned)> cond,
+              function_ref<void(Builder &, unsigned)> emit) {
+  if (count != 0)
+    dispatchFrom(b, 0, count, cond, emit);
+}
+
+} // namespace mlcc::portable::red

@@ -1,0 +1,103 @@
+//===- Target.h - What a backend plugs into the lowering --------*- C++ -*-===//
+//
+// The lowering driver (HostBuilder) walks the simplified graph once, in
+// order, and asks the target to lower each op. A target answers with its own
+// kernels (machine code generated now for the op's exact shapes, called from
+// the host function through an args struct), or declines, and the op goes
+// through the portable lowering (MLIR's dialects, Portable/). Everything
+// around the kernels is shared: buffers and the arena, weights, the host
+// function, the object, the header and the runtime API. A new backend is a
+// new Target, not a new pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_COMMON_TARGET_H
+#define MLCC_LOWERING_COMMON_TARGET_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mlcc::lowering {
+
+/// The services of the driver that a target uses while lowering one op.
+/// Values it returns belong to the host function under construction.
+class OpLoweringContext {
+public:
+  virtual ~OpLoweringContext() = default;
+
+  /// Builder at the op's place in the host function.
+  virtual mlir::OpBuilder &builder() = 0;
+  virtual mlir::Location loc() = 0;
+
+  /// The buffer holding graph value `v`: a static memref of its shape with
+  /// the storage element type; null for a `none` operand. Results' buffers
+  /// are writable, operands' are read-only.
+  virtual mlir::Value buffer(mlir::Value v) = 0;
+  /// The i64 address of `buffer`'s first element.
+  virtual mlir::Value address(mlir::Value buffer) = 0;
+  /// A buffer in the arena that lives only while this op runs (for a layout
+  /// change or a partial result); 64-byte aligned.
+  virtual mlir::Value scratch(mlir::MemRefType type) = 0;
+
+  /// A buffer in the arena that lives from this op to the last use of the
+  /// graph value `liveAs` (a target's own copy of it, in its own layout).
+  virtual mlir::Value allocate(mlir::MemRefType type, mlir::Value liveAs) = 0;
+  /// Makes `buffer` (from allocate or scratch) live at least until the
+  /// last use of `liveAs` too.
+  virtual void extendLifetime(mlir::Value buffer, mlir::Value liveAs) = 0;
+  /// Says that this op's result `v` is kept elsewhere (in a buffer of the
+  /// target's own layout) and that its buffer() is written only if some op
+  /// asks for it: then `materialize(buffer)` emits the conversion there,
+  /// once. Keeps a chain of target ops in their layout with no conversion
+  /// between them.
+  virtual void deferBuffer(mlir::Value v,
+                           std::function<void(mlir::Value)> materialize) = 0;
+
+  /// The value of `v` when a graph.constant defines it, else null. A target
+  /// reads weights through this to transform them now (pack, reorder).
+  virtual mlir::ElementsAttr constantValue(mlir::Value v) = 0;
+
+  /// Adds read-only data (64-byte aligned) to the object; returns the i64
+  /// address of its first byte in the host function. `hint` goes into the
+  /// symbol name.
+  virtual mlir::Value addData(llvm::StringRef hint,
+                              std::vector<uint8_t> bytes) = 0;
+  /// Adds a kernel's machine code to the object (identical code is stored
+  /// once) and returns its symbol.
+  virtual std::string addKernel(llvm::StringRef hint,
+                                std::vector<uint8_t> code) = 0;
+  /// Emits `symbol(&args)`, where args is an array of 8-byte fields holding
+  /// `fields` (i64 values: addresses or integers), the layout of every args
+  /// struct in KernelABI.h.
+  virtual void callKernel(llvm::StringRef symbol,
+                          llvm::ArrayRef<mlir::Value> fields) = 0;
+};
+
+/// The outcome of Target::lowerOp.
+enum class TargetLowering { Lowered, Declined, Failed };
+
+class Target {
+public:
+  virtual ~Target() = default;
+  /// The --target name ("avx512").
+  virtual llvm::StringRef name() const = 0;
+  /// CPU and features the host code (including the portable lowerings) is
+  /// compiled for.
+  virtual llvm::StringRef hostCpu() const = 0;
+  /// Lowers `op` with the target's own kernels, or declines it (then the
+  /// portable lowering takes it). Failed means an error was emitted on op.
+  virtual TargetLowering lowerOp(mlir::Operation *op,
+                                 OpLoweringContext &ctx) = 0;
+};
+
+} // namespace mlcc::lowering
+
+#endif // MLCC_LOWERING_COMMON_TARGET_H

@@ -1,0 +1,22 @@
+//===- Targets.h - The backends by --target name ----------------*- C++ -*-===//
+
+#ifndef MLCC_LOWERING_TARGETS_H
+#define MLCC_LOWERING_TARGETS_H
+
+#include "Target.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlcc::lowering {
+
+/// The compiled targets' names ("avx512").
+std::vector<std::string> targetNames();
+
+/// The target called `name`, or null.
+std::unique_ptr<Target> createTarget(llvm::StringRef name);
+
+} // namespace mlcc::lowering
+
+#endif // MLCC_LOWERING_TARGETS_H

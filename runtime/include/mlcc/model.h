@@ -1,0 +1,115 @@
+//===- model.h - What a compiled model object hands the runtime ---*- C -*-===//
+//
+// Every compiled model object holds one constant mlcc_model_desc: its
+// inputs' and outputs' names, dtypes and shapes, its arena size and its
+// entry function. The model's own API (mlcc_<name>_create/run/... in its
+// generated header) is a set of one-line wrappers that pass that descriptor
+// to the functions below, so the argument checks, the context and the arena
+// handling live here, written once, in C, and tested once.
+//
+// Applications use the generated header; they do not call these directly,
+// so the messages recorded here name the generated function ("mlcc_resnet_run:
+// ctx is NULL"; run_pointers is "run_static") or the tensor ("input 'x':
+// expected 4 dims, got 3").
+// The layout of the structs is part of the ABI between the compiler and the
+// runtime: the compiler writes them as constant data (lowering/Common), so a
+// change here is a change of MLCC_MODEL_ABI_VERSION.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_MODEL_H
+#define MLCC_MODEL_H
+
+#include "mlcc/status.h"
+#include "mlcc/tensor.h"
+#include "mlcc/threadpool.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+MLCC_EXTERN_C_BEGIN
+
+/// The descriptor layout this runtime understands. A model compiled for
+/// another version is rejected with MLCC_UNSUPPORTED, never misread.
+#define MLCC_MODEL_ABI_VERSION 1
+
+/// One input or output of a model. 24 bytes on 64-bit targets.
+typedef struct mlcc_model_tensor_desc {
+  const char *name;     ///< the ONNX name, for messages
+  const int64_t *dims;  ///< rank extents, all >= 0; NULL when rank is 0
+  int32_t rank;
+  int32_t dtype;        ///< an mlcc_dtype value
+} mlcc_model_tensor_desc;
+
+/// The compiled code of a model: computes the outputs from the inputs using
+/// `arena` (64-byte aligned, at least arena_bytes) for every intermediate.
+/// inputs[i] and outputs[i] point to dense buffers whose shapes the caller
+/// has already checked against the descriptor. `pool` may be NULL. Returns
+/// MLCC_OK, or a status for a data-dependent error (an index out of range)
+/// after recording its message.
+typedef int32_t (*mlcc_model_entry_fn)(void *arena, const void *const *inputs,
+                                       void *const *outputs,
+                                       mlcc_threadpool *pool);
+
+/// A compiled model, as its object file defines it. 64 bytes.
+typedef struct mlcc_model_desc {
+  uint32_t abi_version; ///< MLCC_MODEL_ABI_VERSION
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  uint32_t reserved;    ///< 0
+  const char *name;     ///< the model's C identifier
+  const mlcc_model_tensor_desc *inputs;
+  const mlcc_model_tensor_desc *outputs;
+  uint64_t arena_bytes;
+  mlcc_model_entry_fn entry;
+  uint64_t reserved2;   ///< 0
+} mlcc_model_desc;
+
+/// An instance of a model: its arena and the pool it runs on.
+typedef struct mlcc_model_context mlcc_model_context;
+
+/// Checks `desc` (version, counts, tensor descriptors) and makes a context
+/// with a runtime-allocated arena of desc->arena_bytes. `pool` may be NULL
+/// (single-threaded); it is borrowed. *out is NULL on failure.
+MLCC_API mlcc_status mlcc_model_create(const mlcc_model_desc *desc,
+                                       mlcc_threadpool *pool,
+                                       mlcc_model_context **out);
+
+/// Frees a context made by mlcc_model_create. NULL is a no-op.
+MLCC_API void mlcc_model_destroy(mlcc_model_context *ctx);
+
+/// Checks every input and output descriptor against `desc` (dtype, rank,
+/// dims, data pointers; "input 'x': expected 4 dims, got 3") and runs the
+/// model in the context's arena. `ctx` must come from mlcc_model_create
+/// with the same `desc` (MLCC_INVALID_ARGUMENT otherwise).
+MLCC_API mlcc_status mlcc_model_run(const mlcc_model_desc *desc,
+                                    mlcc_model_context *ctx,
+                                    const mlcc_tensor *inputs,
+                                    mlcc_tensor *outputs);
+
+/// As mlcc_model_run with raw data pointers whose shapes are the
+/// descriptor's: only NULLs are checked (a NULL pointer is allowed for a
+/// tensor with no elements).
+MLCC_API mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
+                                             mlcc_model_context *ctx,
+                                             const void *const *inputs,
+                                             void *const *outputs);
+
+/// As mlcc_model_run without a context, single-threaded, in caller memory:
+/// `arena` must be 64-byte aligned and arena_size >= desc->arena_bytes
+/// (MLCC_INVALID_ARGUMENT / MLCC_OUT_OF_RANGE otherwise).
+MLCC_API mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc,
+                                               void *arena, size_t arena_size,
+                                               const mlcc_tensor *inputs,
+                                               mlcc_tensor *outputs);
+
+/// Records a data-dependent failure from inside generated code ("node 'g'
+/// (Gather): index 7 out of range [-5, 5)") and returns `status`.
+/// `message` is copied; it is used as text, not as a format (NULL records
+/// "(no message)"). MLCC_OK is not a failure: it is recorded and returned as
+/// MLCC_INTERNAL, so a run never reports success with unfinished outputs.
+MLCC_API int32_t mlcc_model_fail(int32_t status, const char *message);
+
+MLCC_EXTERN_C_END
+
+#endif // MLCC_MODEL_H

@@ -1,0 +1,394 @@
+//===- Model.c - Checking and running compiled models ---------------------===//
+//
+// The runtime half of every generated model API. A model object holds a
+// constant mlcc_model_desc; its mlcc_<name>_* functions forward here, so the
+// argument checks that protect the generated code from a caller's mistake
+// are written (and tested) once.
+//
+// Messages name the function the application called (mlcc_resnet_run), not
+// the mlcc_model_* one it never sees, once the descriptor is known to be of
+// this ABI version; before that they say mlcc_model_<verb>.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlcc/model.h"
+#include "LastError.h"
+#include "mlcc/arena.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct mlcc_model_context {
+  const mlcc_model_desc *Desc; // the descriptor it was created for
+  mlcc_threadpool *Pool;       // borrowed; may be NULL
+  mlcc_arena *Arena;           // owned; desc->arena_bytes
+};
+
+// Pointer arrays up to this many entries live on the stack; a model with
+// more inputs (or outputs) pays one malloc per run.
+enum { InlinePointers = 16 };
+
+// Room for "mlcc_<name>_run_with_arena" and for "output '<name>'"; longer
+// names are cut, which only shortens a message.
+enum { LabelCapacity = 160 };
+
+// "mlcc_resnet_run" when desc names a model of this ABI version, else
+// "mlcc_model_run": the name field of another version may not be a name.
+static const char *functionName(char *buf, const mlcc_model_desc *desc,
+                                const char *verb) {
+  if (desc && desc->abi_version == MLCC_MODEL_ABI_VERSION && desc->name)
+    snprintf(buf, LabelCapacity, "mlcc_%s_%s", desc->name, verb);
+  else
+    snprintf(buf, LabelCapacity, "mlcc_model_%s", verb);
+  return buf;
+}
+
+// The element count of a tensor descriptor whose dims were checked.
+static int64_t numElements(const mlcc_model_tensor_desc *t) {
+  int64_t count = 1;
+  for (int32_t i = 0; i < t->rank; ++i)
+    count *= t->dims[i];
+  return count;
+}
+
+// One input or output descriptor written by the compiler. A failure here is
+// a bug in mlcc or a corrupt object, never the application's mistake, but it
+// is still a status: the runtime does not trust data it did not write.
+static mlcc_status checkTensorDesc(const char *fn, const char *kind,
+                                   uint32_t index,
+                                   const mlcc_model_tensor_desc *t) {
+  if (!t->name)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: %s %u of the model descriptor has no name",
+                               fn, kind, index);
+  if (t->rank < 0)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: %s %u ('%s') has a negative rank (%d)", fn,
+                               kind, index, t->name, (int)t->rank);
+  if (t->rank > 0 && !t->dims)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: %s %u ('%s') has rank %d but no dims", fn,
+                               kind, index, t->name, (int)t->rank);
+  // Version 1 has static shapes only: -1 ("given at run time") would need
+  // the dims of the outputs to be computed, which this ABI cannot express.
+  for (int32_t i = 0; i < t->rank; ++i)
+    if (t->dims[i] < 0)
+      return mlcc_last_error_set(
+          MLCC_INVALID_ARGUMENT,
+          "%s: %s %u ('%s') has a negative dim %d (%lld)", fn, kind, index,
+          t->name, (int)i, (long long)t->dims[i]);
+  size_t elementSize = mlcc_dtype_size((mlcc_dtype)t->dtype);
+  if (elementSize == 0)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: %s %u ('%s') has an unknown dtype %d", fn,
+                               kind, index, t->name, (int)t->dtype);
+  // Run-time checks multiply these dims; prove once that they cannot
+  // overflow, so numElements needs no checks of its own.
+  uint64_t bytes = elementSize;
+  for (int32_t i = 0; i < t->rank; ++i) {
+    uint64_t dim = (uint64_t)t->dims[i];
+    if (dim != 0 && bytes > (uint64_t)INT64_MAX / dim)
+      return mlcc_last_error_set(MLCC_OUT_OF_RANGE,
+                                 "%s: the byte size of %s %u ('%s') overflows",
+                                 fn, kind, index, t->name);
+    bytes *= dim;
+  }
+  if (bytes > SIZE_MAX)
+    return mlcc_last_error_set(MLCC_OUT_OF_RANGE,
+                               "%s: %s %u ('%s') does not fit in memory", fn,
+                               kind, index, t->name);
+  return MLCC_OK;
+}
+
+// Everything the run functions rely on: a descriptor this runtime can read,
+// with arrays that match their counts.
+static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
+  char fn[LabelCapacity];
+  functionName(fn, NULL, verb);
+  if (!desc)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: the model descriptor is NULL", fn);
+  // Checked before any other field: another version may lay them out
+  // differently.
+  if (desc->abi_version != MLCC_MODEL_ABI_VERSION)
+    return mlcc_last_error_set(
+        MLCC_UNSUPPORTED,
+        "%s: the model was compiled for model ABI version %u, but this "
+        "runtime supports version %d; rebuild the model with a matching mlcc",
+        fn, (unsigned)desc->abi_version, MLCC_MODEL_ABI_VERSION);
+  if (!desc->name)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: the model descriptor has no name", fn);
+  functionName(fn, desc, verb);
+  if (desc->reserved != 0 || desc->reserved2 != 0)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "%s: the model descriptor's reserved fields are not 0", fn);
+  if (!desc->entry)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: the model descriptor has no entry function",
+                               fn);
+  if (desc->num_inputs > 0 && !desc->inputs)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "%s: the model descriptor has %u inputs but no input array", fn,
+        (unsigned)desc->num_inputs);
+  if (desc->num_outputs > 0 && !desc->outputs)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "%s: the model descriptor has %u outputs but no output array", fn,
+        (unsigned)desc->num_outputs);
+  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
+    mlcc_status status = checkTensorDesc(fn, "input", i, &desc->inputs[i]);
+    if (status != MLCC_OK)
+      return status;
+  }
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    mlcc_status status = checkTensorDesc(fn, "output", i, &desc->outputs[i]);
+    if (status != MLCC_OK)
+      return status;
+  }
+  return MLCC_OK;
+}
+
+mlcc_status mlcc_model_create(const mlcc_model_desc *desc,
+                              mlcc_threadpool *pool, mlcc_model_context **out) {
+  char fn[LabelCapacity];
+  if (!out)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: out is NULL",
+                               functionName(fn, desc, "create"));
+  *out = NULL;
+  mlcc_status status = checkDesc(desc, "create");
+  if (status != MLCC_OK)
+    return status;
+  functionName(fn, desc, "create");
+  if (desc->arena_bytes > SIZE_MAX)
+    return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
+                               "%s: an arena of %llu bytes does not fit in "
+                               "memory",
+                               fn, (unsigned long long)desc->arena_bytes);
+
+  mlcc_model_context *ctx = malloc(sizeof(mlcc_model_context));
+  if (!ctx)
+    return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
+                               "%s: cannot allocate the context", fn);
+  ctx->Desc = desc;
+  ctx->Pool = pool;
+  status = mlcc_arena_create((size_t)desc->arena_bytes, &ctx->Arena);
+  if (status != MLCC_OK) {
+    free(ctx);
+    // Keep the arena's reason, but say which call it belongs to.
+    return mlcc_last_error_set(status, "%s: %s", fn, mlcc_last_error_message());
+  }
+  *out = ctx;
+  return MLCC_OK;
+}
+
+void mlcc_model_destroy(mlcc_model_context *ctx) {
+  if (!ctx)
+    return;
+  mlcc_arena_destroy(ctx->Arena);
+  free(ctx);
+}
+
+// The checks shared by the two context runs: a context made for this model.
+static mlcc_status checkContext(const mlcc_model_desc *desc,
+                                const mlcc_model_context *ctx,
+                                const char *verb) {
+  char fn[LabelCapacity];
+  functionName(fn, desc, verb);
+  if (!desc)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: the model descriptor is NULL", fn);
+  if (!ctx)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  // The context was checked against its own descriptor at creation; only a
+  // context of another model (or a cast) can get here with a different one.
+  if (ctx->Desc != desc)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "%s: the context was created for another model ('%s')", fn,
+        ctx->Desc && ctx->Desc->name ? ctx->Desc->name : "?");
+  return MLCC_OK;
+}
+
+// The data pointers handed to the entry function: on the stack for small
+// models, else on the heap.
+typedef struct Pointers {
+  const void **Inputs;
+  void **Outputs;
+  const void *InlineInputs[InlinePointers];
+  void *InlineOutputs[InlinePointers];
+} Pointers;
+
+static mlcc_status pointersInit(Pointers *p, const mlcc_model_desc *desc,
+                                const char *fn) {
+  p->Inputs = p->InlineInputs;
+  p->Outputs = p->InlineOutputs;
+  if (desc->num_inputs > InlinePointers)
+    p->Inputs = malloc(desc->num_inputs * sizeof(const void *));
+  if (desc->num_outputs > InlinePointers)
+    p->Outputs = malloc(desc->num_outputs * sizeof(void *));
+  if (!p->Inputs || !p->Outputs)
+    return mlcc_last_error_set(
+        MLCC_OUT_OF_MEMORY, "%s: cannot allocate %u + %u tensor pointers", fn,
+        (unsigned)desc->num_inputs, (unsigned)desc->num_outputs);
+  return MLCC_OK;
+}
+
+static void pointersFree(Pointers *p) {
+  if (p->Inputs != p->InlineInputs)
+    free((void *)p->Inputs);
+  if (p->Outputs != p->InlineOutputs)
+    free(p->Outputs);
+}
+
+// Checks each tensor against the descriptor and calls the entry on their
+// data: what mlcc_model_run and mlcc_model_run_with_arena share.
+static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
+                               mlcc_threadpool *pool, const mlcc_tensor *inputs,
+                               mlcc_tensor *outputs, const char *verb) {
+  char fn[LabelCapacity];
+  functionName(fn, desc, verb);
+  if (desc->num_inputs > 0 && !inputs)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: inputs is NULL (the model has %u)", fn,
+                               (unsigned)desc->num_inputs);
+  if (desc->num_outputs > 0 && !outputs)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: outputs is NULL (the model has %u)", fn,
+                               (unsigned)desc->num_outputs);
+
+  // Every check passes before the model touches any data.
+  char label[LabelCapacity];
+  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
+    const mlcc_model_tensor_desc *t = &desc->inputs[i];
+    snprintf(label, sizeof(label), "input '%s'", t->name);
+    mlcc_status status = mlcc_tensor_check(&inputs[i], (mlcc_dtype)t->dtype,
+                                           t->rank, t->dims, label);
+    if (status != MLCC_OK)
+      return status;
+  }
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    const mlcc_model_tensor_desc *t = &desc->outputs[i];
+    snprintf(label, sizeof(label), "output '%s'", t->name);
+    mlcc_status status = mlcc_tensor_check(&outputs[i], (mlcc_dtype)t->dtype,
+                                           t->rank, t->dims, label);
+    if (status != MLCC_OK)
+      return status;
+  }
+
+  Pointers p;
+  mlcc_status status = pointersInit(&p, desc, fn);
+  if (status == MLCC_OK) {
+    for (uint32_t i = 0; i < desc->num_inputs; ++i)
+      p.Inputs[i] = inputs[i].data;
+    for (uint32_t i = 0; i < desc->num_outputs; ++i)
+      p.Outputs[i] = outputs[i].data;
+    status = (mlcc_status)desc->entry(arena, p.Inputs, p.Outputs, pool);
+  }
+  pointersFree(&p);
+  return status;
+}
+
+mlcc_status mlcc_model_run(const mlcc_model_desc *desc, mlcc_model_context *ctx,
+                           const mlcc_tensor *inputs, mlcc_tensor *outputs) {
+  mlcc_status status = checkContext(desc, ctx, "run");
+  if (status != MLCC_OK)
+    return status;
+  return checkAndRun(desc, mlcc_arena_data(ctx->Arena), ctx->Pool, inputs,
+                     outputs, "run");
+}
+
+// Only NULLs can be checked here: the shapes are the descriptor's by
+// contract. A NULL is fine for a tensor with no elements, as for
+// mlcc_tensor_check.
+static mlcc_status checkPointer(const char *fn, const char *kind,
+                                const mlcc_model_tensor_desc *t,
+                                const void *data) {
+  int64_t count = numElements(t);
+  if (!data && count > 0)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: %s '%s': data is NULL for %lld elements",
+                               fn, kind, t->name, (long long)count);
+  return MLCC_OK;
+}
+
+mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
+                                    mlcc_model_context *ctx,
+                                    const void *const *inputs,
+                                    void *const *outputs) {
+  // The generated run_static is the function applications see.
+  const char *verb = "run_static";
+  mlcc_status status = checkContext(desc, ctx, verb);
+  if (status != MLCC_OK)
+    return status;
+  char fn[LabelCapacity];
+  functionName(fn, desc, verb);
+  if (desc->num_inputs > 0 && !inputs)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: inputs is NULL (the model has %u)", fn,
+                               (unsigned)desc->num_inputs);
+  if (desc->num_outputs > 0 && !outputs)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: outputs is NULL (the model has %u)", fn,
+                               (unsigned)desc->num_outputs);
+  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
+    status = checkPointer(fn, "input", &desc->inputs[i], inputs[i]);
+    if (status != MLCC_OK)
+      return status;
+  }
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    status = checkPointer(fn, "output", &desc->outputs[i], outputs[i]);
+    if (status != MLCC_OK)
+      return status;
+  }
+  return (mlcc_status)desc->entry(mlcc_arena_data(ctx->Arena), inputs, outputs,
+                                  ctx->Pool);
+}
+
+mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc, void *arena,
+                                      size_t arena_size,
+                                      const mlcc_tensor *inputs,
+                                      mlcc_tensor *outputs) {
+  const char *verb = "run_with_arena";
+  // No context vouches for the descriptor here, so it is checked each call
+  // (a loop over a few tensors: negligible next to a model run).
+  mlcc_status status = checkDesc(desc, verb);
+  if (status != MLCC_OK)
+    return status;
+  char fn[LabelCapacity];
+  functionName(fn, desc, verb);
+  if (!arena && arena_size != 0)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: arena is NULL but arena_size is %zu", fn,
+                               arena_size);
+  if ((uintptr_t)arena % MLCC_ARENA_ALIGNMENT != 0)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "%s: arena %p is not %d-byte aligned (offset %zu)", fn, arena,
+        MLCC_ARENA_ALIGNMENT,
+        (size_t)((uintptr_t)arena % MLCC_ARENA_ALIGNMENT));
+  if ((uint64_t)arena_size < desc->arena_bytes)
+    return mlcc_last_error_set(
+        MLCC_OUT_OF_RANGE,
+        "%s: arena too small: %zu bytes given, %llu required", fn, arena_size,
+        (unsigned long long)desc->arena_bytes);
+  return checkAndRun(desc, arena, NULL, inputs, outputs, verb);
+}
+
+int32_t mlcc_model_fail(int32_t status, const char *message) {
+  // A failure reported as MLCC_OK would hand the caller unfinished outputs
+  // as if they were results: a bug in the generated code, reported as one.
+  if (status == MLCC_OK) {
+    mlcc_last_error_set(MLCC_INTERNAL,
+                        "mlcc_model_fail called with MLCC_OK: %s",
+                        message ? message : "(no message)");
+    return MLCC_INTERNAL;
+  }
+  mlcc_last_error_set((mlcc_status)status, "%s",
+                      message ? message : "(no message)");
+  return status;
+}

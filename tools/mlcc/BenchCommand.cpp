@@ -1,0 +1,165 @@
+//===- BenchCommand.cpp - mlcc bench --------------------------------------===//
+//
+// Compiles the model, links the object into this process and times whole
+// runs through the runtime API an application uses: median and min of
+// --runs runs after --warmup untimed ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "mlcc/Driver/CompiledModelRunner.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+using namespace mlir;
+
+namespace mlcc::cli {
+
+/// Floats in [-1, 1) from a fixed LCG; integers and bools 0, so that index
+/// inputs (token ids) stay in range.
+static void fillDeterministic(ref::Tensor &t) {
+  uint32_t state = 12345;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    double v = ref::isFloatType(t.dtype()) ? (state >> 8) / double(1 << 23) - 1
+                                           : 0.0;
+    t.setDouble(i, v);
+  }
+}
+
+// --per-op: the compiled model calls this before each op and at its end;
+// the time between two calls is the op's (what its kernels and any layout
+// conversion it triggered took).
+namespace {
+struct OpProfile {
+  std::vector<double> seconds;
+  int32_t current = -1;
+  std::chrono::steady_clock::time_point since;
+  bool recording = false;
+} profile;
+
+void profileHook(int32_t index) {
+  auto now = std::chrono::steady_clock::now();
+  if (profile.recording && profile.current >= 0 &&
+      size_t(profile.current) < profile.seconds.size())
+    profile.seconds[profile.current] +=
+        std::chrono::duration<double>(now - profile.since).count();
+  profile.current = index;
+  profile.since = now;
+}
+
+void printProfile(const std::vector<std::string> &ops, size_t runs) {
+  std::vector<size_t> order(ops.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [](size_t a, size_t b) {
+    return profile.seconds[a] > profile.seconds[b];
+  });
+  double total = 0;
+  for (double s : profile.seconds)
+    total += s;
+  std::printf("%-6s %10s %7s %7s  %s\n", "#", "ms/run", "share", "cumul",
+              "op");
+  double cumulative = 0;
+  for (size_t i : order) {
+    cumulative += profile.seconds[i];
+    std::printf("%-6zu %10.4f %6.1f%% %6.1f%%  %s\n", i,
+                1e3 * profile.seconds[i] / runs,
+                total ? 100 * profile.seconds[i] / total : 0,
+                total ? 100 * cumulative / total : 0, ops[i].c_str());
+  }
+  std::printf("total %.3f ms/run over %zu ops\n", 1e3 * total / runs,
+              ops.size());
+}
+} // namespace
+
+int runBench(const BenchOptions &options) {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
+  if (!module)
+    return 1;
+  func::FuncOp func = mainFunction(*module);
+  std::vector<ref::Tensor> inputs, outputs;
+  if (!options.data.empty()) {
+    ref::Status s = readInputs(func, options.data, inputs);
+    if (s.failed()) {
+      printErrors({s.message()});
+      return 1;
+    }
+  }
+
+  auto compileStart = std::chrono::steady_clock::now();
+  lowering::CompileModelOptions compileOptions;
+  compileOptions.name = defaultModelName(options.model.model);
+  compileOptions.profile = options.perOp;
+  lowering::CompiledModel compiled;
+  ref::Status s =
+      compileForTarget(*module, options.target, compileOptions, compiled);
+  if (s.failed()) {
+    printErrors({s.message()});
+    return 1;
+  }
+  double compileSeconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - compileStart)
+                              .count();
+
+  mlcc_threadpool *pool = nullptr;
+  if (mlcc_threadpool_create(options.threads, &pool) != MLCC_OK) {
+    printErrors({mlcc_last_error_message()});
+    return 1;
+  }
+  std::unique_ptr<CompiledModelRunner> runner;
+  profile.seconds.assign(compiled.profiledOps.size(), 0.0);
+  s = CompiledModelRunner::load(compiled, pool, runner,
+                                options.perOp ? &profileHook : nullptr);
+  if (s.ok())
+    runner->poisonArena = false;
+  if (s.ok() && inputs.empty()) {
+    const mlcc_model_desc *desc = runner->descriptor();
+    for (uint32_t i = 0; i < desc->num_inputs; ++i) {
+      const mlcc_model_tensor_desc &in = desc->inputs[i];
+      inputs.emplace_back(static_cast<ref::DType>(in.dtype),
+                          ref::Shape(in.dims, in.dims + in.rank));
+      fillDeterministic(inputs.back());
+    }
+  }
+  std::vector<double> times;
+  for (int i = 0; s.ok() && i < options.warmup + options.runs; ++i) {
+    profile.recording = i >= options.warmup;
+    auto start = std::chrono::steady_clock::now();
+    s = runner->run(inputs, outputs);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (i >= options.warmup)
+      times.push_back(ms);
+  }
+  runner.reset();
+  mlcc_threadpool_destroy(pool);
+  if (s.failed()) {
+    printErrors({s.message()});
+    return 1;
+  }
+  if (options.json)
+    for (double ms : times)
+      std::printf("{\"kind\": \"run\", \"ms\": %.6f}\n", ms);
+  if (options.perOp)
+    printProfile(compiled.profiledOps, times.size());
+  std::sort(times.begin(), times.end());
+  double median = times.empty() ? 0 : times[times.size() / 2];
+  std::printf("model '%s' on %s, %d thread(s): median %.3f ms, min %.3f ms "
+              "over %zu runs (compile %.2f s, %zu kernels, arena %llu "
+              "bytes)\n",
+              compiled.interface.name.c_str(), options.target.c_str(),
+              options.threads, median, times.empty() ? 0 : times.front(),
+              times.size(), compileSeconds, compiled.numKernels,
+              static_cast<unsigned long long>(compiled.arenaBytes));
+  return 0;
+}
+
+} // namespace mlcc::cli
