@@ -64,7 +64,8 @@ LogicalResult compileModel(ModuleOp graph, Target &target,
         errors.push_back(d.str());
       return success();
     });
-    if (failed(buildHostModule(main, target, options.name, options.profile,
+    if (failed(buildHostModule(main, target, options.name,
+                               {options.profile, options.targetKernels},
                                host))) {
       if (errors.empty())
         errors.push_back("lowering to --target " + target.name().str() +

@@ -29,6 +29,8 @@ struct CompileModelOptions {
   /// Calls the profile hook (HostBuilder.h) around every graph op, for
   /// `mlcc bench --per-op`.
   bool profile = false;
+  /// Off: no target kernels, every op through the portable lowering.
+  bool targetKernels = true;
 };
 
 struct CompiledModel {

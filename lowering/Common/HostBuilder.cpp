@@ -84,9 +84,9 @@ std::string describe(Operation *op) {
 class HostBuilder : public OpLoweringContext {
 public:
   HostBuilder(func::FuncOp graph, Target &target, StringRef modelName,
-              bool profile, HostModule &out)
+              const HostOptions &options, HostModule &out)
       : graph(graph), target(target), modelName(modelName.str()),
-        profile(profile), out(out),
+        options(options), out(out),
         b(graph.getContext()), currentLoc(graph.getLoc()) {}
 
   LogicalResult build();
@@ -124,12 +124,13 @@ private:
   Value dataGlobal(StringRef hint, std::vector<uint8_t> bytes);
   void finishArena();
   void emitProfileHook(const std::string &what);
+  void moveAllocationsToArena(Operation *after);
   std::string uniqueSymbol(StringRef kind, StringRef hint);
 
   func::FuncOp graph;
   Target &target;
   std::string modelName;
-  bool profile;
+  HostOptions options;
   HostModule &out;
   OpBuilder b;
   Location currentLoc;
@@ -442,7 +443,8 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
       }))
     return success();
 
-  switch (target.lowerOp(op, *this)) {
+  switch (options.targetKernels ? target.lowerOp(op, *this)
+                                 : TargetLowering::Declined) {
   case TargetLowering::Lowered:
     return success();
   case TargetLowering::Failed:
@@ -465,7 +467,13 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
   }
   for (Value result : op->getResults())
     p.results.push_back(buffer(result));
-  return fn->second(p);
+  Operation *last = b.getInsertionBlock()->empty()
+                        ? nullptr
+                        : &b.getInsertionBlock()->back();
+  if (failed(fn->second(p)))
+    return failure();
+  moveAllocationsToArena(last);
+  return success();
 }
 
 void HostBuilder::finishArena() {
@@ -487,6 +495,33 @@ void HostBuilder::finishArena() {
   args[0] = arenaType;
   entry.setFunctionType(
       FunctionType::get(entry.getContext(), args, entry.getResultTypes()));
+}
+
+// A portable lowering's temporary buffers (memref.alloc/dealloc: a padded
+// input, an accumulator) become arena slots that live for the op's step, so
+// the object never calls malloc.
+void HostBuilder::moveAllocationsToArena(Operation *after) {
+  Block *block = b.getInsertionBlock();
+  auto begin = after ? std::next(Block::iterator(after)) : block->begin();
+  SmallVector<memref::AllocOp> allocs;
+  for (Operation &op : llvm::make_range(begin, block->end()))
+    op.walk([&](memref::AllocOp alloc) {
+      if (alloc.getType().hasStaticShape() &&
+          alloc.getType().getLayout().isIdentity())
+        allocs.push_back(alloc);
+    });
+  for (memref::AllocOp alloc : allocs) {
+    MemRefType type = alloc.getType();
+    if (type.getNumElements() == 0 ||
+        !type.getElementType().isIntOrFloat())
+      continue;
+    Value slot = scratch(type);
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.replaceAllUsesWith(slot);
+    alloc.erase();
+  }
 }
 
 void HostBuilder::emitProfileHook(const std::string &what) {
@@ -513,13 +548,13 @@ LogicalResult HostBuilder::build() {
 
   Block &body = graph.getBody().front();
   for (Operation &op : body.without_terminator()) {
-    if (profile && !isa<graph::ConstantOp, graph::NoneOp>(op))
+    if (options.profile && !isa<graph::ConstantOp, graph::NoneOp>(op))
       emitProfileHook(describe(&op));
     if (failed(lowerOp(&op)))
       return failure();
     ++step;
   }
-  if (profile)
+  if (options.profile)
     emitProfileHook("");
 
   // Outputs that are not computed in place: copy them.
@@ -556,7 +591,7 @@ LogicalResult HostBuilder::build() {
 } // namespace
 
 LogicalResult buildHostModule(func::FuncOp graph, Target &target,
-                              StringRef modelName, bool profile,
+                              StringRef modelName, const HostOptions &options,
                               HostModule &out) {
   DialectRegistry registry;
   registerHostDialects(registry);
@@ -564,7 +599,7 @@ LogicalResult buildHostModule(func::FuncOp graph, Target &target,
   ctx->appendDialectRegistry(registry);
   for (StringRef name : registry.getDialectNames())
     ctx->getOrLoadDialect(name);
-  HostBuilder builder(graph, target, modelName, profile, out);
+  HostBuilder builder(graph, target, modelName, options, out);
   if (succeeded(builder.build()))
     return success();
   out.module = nullptr;

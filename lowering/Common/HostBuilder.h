@@ -59,8 +59,17 @@ void registerHostDialects(mlir::DialectRegistry &registry);
 /// Builds the host module of `graph` for `target`; `modelName` is the C
 /// identifier of the model. Problems are emitted as diagnostics on the ops
 /// (node name, op, what is unsupported) and give failure.
+struct HostOptions {
+  /// Call the profile hook around every op (mlcc bench --per-op).
+  bool profile = false;
+  /// Let the target lower ops with its kernels; off, every op takes the
+  /// portable lowering (to test it on the ops kernels usually take).
+  bool targetKernels = true;
+};
+
 mlir::LogicalResult buildHostModule(mlir::func::FuncOp graph, Target &target,
-                                    llvm::StringRef modelName, bool profile,
+                                    llvm::StringRef modelName,
+                                    const HostOptions &options,
                                     HostModule &out);
 
 } // namespace mlcc::lowering

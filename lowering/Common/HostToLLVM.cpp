@@ -21,7 +21,11 @@ static void buildLoweringPipeline(PassManager &pm) {
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(arith::createArithExpandOpsPass());
+  // bf16 conversions as integer ops: LLVM would call __truncsfbf2, which
+  // neither the runtime nor libgcc on every system has.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Math functions without an LLVM intrinsic (erf, tan, atan, ...) become

@@ -42,6 +42,7 @@ struct Options {
   std::string exclusionsFile;
   std::string filter;
   std::string target = "ref";
+  bool portableOnly = false;
   bool update = false;
   bool verbose = false;
   int timeoutSeconds = 120;
@@ -108,6 +109,7 @@ std::string runTest(const std::string &dir, const Options &opts) {
   if (opts.target != "ref") {
     lowering::CompileModelOptions options;
     options.name = "conformance";
+    options.targetKernels = !opts.portableOnly;
     lowering::CompiledModel object;
     ref::Status s = compileForTarget(*module, opts.target, options, object);
     if (s.ok())
@@ -181,7 +183,8 @@ std::string runIsolated(const std::string &dir, const Options &opts) {
 int usage() {
   std::fprintf(stderr,
                "usage: mlcc-conformance --expected FILE --exclusions FILE "
-               "[--filter PREFIX] [--target ref|avx512] [--update] [-v] "
+               "[--filter PREFIX] [--target ref|avx512] [--portable-only] "
+               "[--update] [-v] "
                "ROOT...\n");
   return 2;
 }
@@ -200,6 +203,8 @@ int main(int argc, char **argv) {
       opts.filter = argv[++i];
     else if (a == "--target" && i + 1 < argc)
       opts.target = argv[++i];
+    else if (a == "--portable-only")
+      opts.portableOnly = true;
     else if (a == "--update")
       opts.update = true;
     else if (a == "-v")

@@ -37,18 +37,17 @@ std::pair<Value, Value>
 meanVar(Builder &b, ArrayRef<int64_t> dims,
         function_ref<Value(Builder &, ValueRange)> elementF64) {
   Value count = cF64(b, static_cast<double>(numElements(dims)));
-  Value sum = loops(b, dims, {cF64(b, 0.0)},
-                    [&](Builder &b, ValueRange ivs, ValueRange acc) {
-                      return SmallVector<Value>{
-                          accAdd(b, acc[0], elementF64(b, ivs))};
-                    })[0];
+  Value sum = loops(
+      b, dims, {cF64(b, 0.0)}, [&](Builder &b, ValueRange ivs, ValueRange acc) {
+        return SmallVector<Value>{accAdd(b, acc[0], elementF64(b, ivs))};
+      })[0];
   Value mean = b.create<arith::DivFOp>(sum, count);
-  Value sq = loops(b, dims, {cF64(b, 0.0)},
-                   [&](Builder &b, ValueRange ivs, ValueRange acc) {
-                     Value d = b.create<arith::SubFOp>(elementF64(b, ivs), mean);
-                     return SmallVector<Value>{
-                         accAdd(b, acc[0], b.create<arith::MulFOp>(d, d))};
-                   })[0];
+  Value sq = loops(
+      b, dims, {cF64(b, 0.0)}, [&](Builder &b, ValueRange ivs, ValueRange acc) {
+        Value d = b.create<arith::SubFOp>(elementF64(b, ivs), mean);
+        return SmallVector<Value>{
+            accAdd(b, acc[0], b.create<arith::MulFOp>(d, d))};
+      })[0];
   return {mean, b.create<arith::DivFOp>(sq, count)};
 }
 
@@ -106,6 +105,7 @@ LogicalResult lowerBatchNorm(PortableOp &p) {
   double momentum = floatAttr(op, "momentum", 0.9f);
 
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   Value x = view(b, p.operands[0], {n, c, s});
   Value y = view(b, p.results[0], {n, c, s});
   SmallVector<Value> prm;
@@ -131,8 +131,9 @@ LogicalResult lowerBatchNorm(PortableOp &p) {
   if (!training) {
     if (perChannel) {
       loops(b, {n, c}, [&](Builder &b, ValueRange ic) {
-        std::pair<Value, Value> abb = affine(b, ic[1], paramAt(b, prm[2], pe[2], ic[1]),
-                              paramAt(b, prm[3], pe[3], ic[1]));
+        std::pair<Value, Value> abb =
+            affine(b, ic[1], paramAt(b, prm[2], pe[2], ic[1]),
+                   paramAt(b, prm[3], pe[3], ic[1]));
         Value a = abb.first, bb = abb.second;
         loops(b, {s}, [&](Builder &b, ValueRange j) {
           apply(b, ic[0], ic[1], j[0], a, bb);
@@ -142,8 +143,9 @@ LogicalResult lowerBatchNorm(PortableOp &p) {
       loops(b, {n, c, s}, [&](Builder &b, ValueRange ivs) {
         Value pi = b.create<arith::AddIOp>(
             b.create<arith::MulIOp>(ivs[1], cIndex(b, s)), ivs[2]);
-        std::pair<Value, Value> abb = affine(b, pi, paramAt(b, prm[2], pe[2], pi),
-                              paramAt(b, prm[3], pe[3], pi));
+        std::pair<Value, Value> abb =
+            affine(b, pi, paramAt(b, prm[2], pe[2], pi),
+                   paramAt(b, prm[3], pe[3], pi));
         Value a = abb.first, bb = abb.second;
         apply(b, ivs[0], ivs[1], ivs[2], a, bb);
       });
@@ -164,9 +166,10 @@ LogicalResult lowerBatchNorm(PortableOp &p) {
     }
   loops(b, {c}, [&](Builder &b, ValueRange chv) {
     Value ch = chv[0];
-    std::pair<Value, Value> meanvar = meanVar(b, {n, s}, [&](Builder &b, ValueRange ivs) {
-      return toF64(b, load(b, x, {ivs[0], ch, ivs[1]}), e);
-    });
+    std::pair<Value, Value> meanvar =
+        meanVar(b, {n, s}, [&](Builder &b, ValueRange ivs) {
+          return toF64(b, load(b, x, {ivs[0], ch, ivs[1]}), e);
+        });
     Value mean = meanvar.first, var = meanvar.second;
     Value mom = cF64(b, momentum), rest = cF64(b, 1.0 - momentum);
     for (unsigned r = 0; r < 2; ++r) {
@@ -216,15 +219,17 @@ LogicalResult lowerInstanceNorm(PortableOp &p) {
   double eps = floatAttr(op, "epsilon", 1e-5f);
 
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   Value x = view(b, p.operands[0], {n, c, s});
   Value y = view(b, p.results[0], {n, c, s});
   Value scale = view(b, p.operands[1], {c}), bias = view(b, p.operands[2], {c});
   Elem se = elemOf(op->getOperand(1)), be = elemOf(op->getOperand(2));
   loops(b, {n, c}, [&](Builder &b, ValueRange ic) {
     Value i = ic[0], ch = ic[1];
-    std::pair<Value, Value> meanvar = meanVar(b, {s}, [&](Builder &b, ValueRange j) {
-      return toF64(b, load(b, x, {i, ch, j[0]}), e);
-    });
+    std::pair<Value, Value> meanvar =
+        meanVar(b, {s}, [&](Builder &b, ValueRange j) {
+          return toF64(b, load(b, x, {i, ch, j[0]}), e);
+        });
     Value mean = meanvar.first, var = meanvar.second;
     Value a =
         b.create<arith::MulFOp>(paramAt(b, scale, se, ch), invStd(b, var, eps));
@@ -291,6 +296,7 @@ LogicalResult lowerLayerNorm(PortableOp &p) {
   double eps = floatAttr(op, "epsilon", 1e-5f);
 
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   Value x = p.operands[0], y = p.results[0];
   Value scale = p.operands[1], bias = hasBias ? p.operands[2] : Value();
   ArrayRef<int64_t> sShape = shapeOf(op->getOperand(1));
@@ -305,9 +311,10 @@ LogicalResult lowerLayerNorm(PortableOp &p) {
       idx.append(nIvs.begin(), nIvs.end());
       return idx;
     };
-    std::pair<Value, Value> meanvar = meanVar(b, normDims, [&](Builder &b, ValueRange nIvs) {
-      return toF64(b, load(b, x, fullIndex(nIvs)), e);
-    });
+    std::pair<Value, Value> meanvar =
+        meanVar(b, normDims, [&](Builder &b, ValueRange nIvs) {
+          return toF64(b, load(b, x, fullIndex(nIvs)), e);
+        });
     Value mean = meanvar.first, var = meanvar.second;
     Value inv = invStd(b, var, eps);
     loops(b, normDims, [&](Builder &b, ValueRange nIvs) {

@@ -49,6 +49,7 @@ LogicalResult lowerLpNorm(PortableOp &p) {
     return success();
 
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   Value x = view(b, p.operands[0], {outer, len, inner});
   Value y = view(b, p.results[0], {outer, len, inner});
   auto term = [&](Builder &b, Value v) -> Value {
@@ -59,8 +60,8 @@ LogicalResult lowerLpNorm(PortableOp &p) {
   auto inverse = [&](Builder &b, Value norm) -> Value {
     if (pNorm == 2)
       norm = b.create<math::SqrtOp>(norm);
-    Value isZero = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, norm,
-                                           cF64(b, 0.0));
+    Value isZero =
+        b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, norm, cF64(b, 0.0));
     return b.create<arith::SelectOp>(
         isZero, cF64(b, 0.0), b.create<arith::DivFOp>(cF64(b, 1.0), norm));
   };
@@ -79,7 +80,8 @@ LogicalResult lowerLpNorm(PortableOp &p) {
             return SmallVector<Value>{};
           });
         };
-        each(b, n, [&](Builder &b, Value ii) { store(b, cF64(b, 0.0), acc, ii); });
+        each(b, n,
+             [&](Builder &b, Value ii) { store(b, cF64(b, 0.0), acc, ii); });
         forKI([&](Builder &b, Value k, Value ii) {
           Value v = toF64(b, load(b, x, idx(b, k, ii)), e);
           store(b, accAdd(b, load(b, acc, ii), term(b, v)), acc, ii);
@@ -148,6 +150,7 @@ LogicalResult lowerMvn(PortableOp &p) {
     (mask[d] ? redDims : keptDims).push_back(shape[d]);
 
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   Value x = p.operands[0], y = p.results[0];
   Value count = cF64(b, static_cast<double>(numElements(redDims)));
   loops(b, keptDims, [&](Builder &b, ValueRange kept) {
@@ -161,11 +164,11 @@ LogicalResult lowerMvn(PortableOp &p) {
     auto at = [&](Builder &b, ValueRange red) {
       return toF64(b, load(b, x, index(red)), e);
     };
-    Value sum = loops(b, redDims, {cF64(b, 0.0)},
-                      [&](Builder &b, ValueRange red, ValueRange acc) {
-                        return SmallVector<Value>{
-                            accAdd(b, acc[0], at(b, red))};
-                      })[0];
+    Value sum =
+        loops(b, redDims, {cF64(b, 0.0)},
+              [&](Builder &b, ValueRange red, ValueRange acc) {
+                return SmallVector<Value>{accAdd(b, acc[0], at(b, red))};
+              })[0];
     Value mean = b.create<arith::DivFOp>(sum, count);
     Value sq = loops(b, redDims, {cF64(b, 0.0)},
                      [&](Builder &b, ValueRange red, ValueRange acc) {
@@ -214,6 +217,7 @@ LogicalResult lowerLrn(PortableOp &p) {
   int64_t before = (size - 1) / 2, after = size - 1 - before;
 
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   Value x = view(b, p.operands[0], {n, c, s});
   Value y = view(b, p.results[0], {n, c, s});
   loops(b, {n, c, s}, [&](Builder &b, ValueRange ivs) {
@@ -229,9 +233,8 @@ LogicalResult lowerLrn(PortableOp &p) {
                           accAdd(b, acc[0], b.create<arith::MulFOp>(v, v))};
                     })[0];
     Value base = b.create<arith::AddFOp>(
-        cF64(b, bias),
-        b.create<arith::MulFOp>(
-            cF64(b, alpha / static_cast<double>(size)), sq));
+        cF64(b, bias), b.create<arith::MulFOp>(
+                           cF64(b, alpha / static_cast<double>(size)), sq));
     Value den = b.create<math::PowFOp>(base, cF64(b, beta));
     Value v = toF64(b, load(b, x, {i, ch, j}), e);
     store(b, fromF64(b, b.create<arith::DivFOp>(v, den), e), y, {i, ch, j});

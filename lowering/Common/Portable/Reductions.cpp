@@ -1,4 +1,4 @@
-//===- Reductions.cpp - Portable lowering of the Reductions family ---------===//
+//===- Reductions.cpp - Portable lowering of the Reduce* ops --------------===//
 //
 // graph.reduce_{sum,mean,max,min,prod,l1,l2,log_sum,log_sum_exp,sum_square}
 // (the rest of the family lives in Reductions*.cpp and Normalization*.cpp).
@@ -10,9 +10,13 @@
 // axes and noop_with_empty_axes=1 every element is reduced on its own, so
 // the pre/post functions (square, abs, sqrt, log) still apply.
 //
-// Code shape: one loop nest over the kept dims, and inside it one over the
-// reduced dims carrying the accumulator in registers (scf.for iter_args),
-// then the finished value is stored. No scratch buffers.
+// Code shape: when the innermost dim is reduced (or the kept dims after
+// the last reduced one are short), one loop nest over the kept dims and
+// inside it one over the reduced dims carrying the accumulator in
+// registers (scf.for iter_args). Otherwise (e.g. over the channels of
+// NCHW) the trailing kept elements run in blocks whose accumulators live
+// in a scratch array, so the innermost loop stays contiguous. Float sums
+// are marked reassociable so LLVM vectorises them.
 //
 // Axes given by a non-constant operand (the node tests feed them as graph
 // inputs) are resolved from the static shapes where those leave only one
@@ -26,6 +30,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/bit.h"
 
 #include <cmath>
 #include <limits>
@@ -58,23 +63,16 @@ bool accInStorage(RK k) { return k == RK::Max || k == RK::Min; }
 Value identity(Builder &b, RK k, const Elem &e) {
   if (e.isFloat) {
     double inf = std::numeric_limits<double>::infinity();
-    double v = k == RK::Prod ? 1.0 : k == RK::Max ? -inf : k == RK::Min ? inf
-                                                                        : 0.0;
+    double v = k == RK::Prod  ? 1.0
+               : k == RK::Max ? -inf
+               : k == RK::Min ? inf
+                              : 0.0;
     return cF64(b, v);
   }
   if (!accInStorage(k))
     return cInt(b, b.getI64Type(), k == RK::Prod ? 1 : 0);
-  unsigned w = e.width;
   int64_t lowest, highest;
-  if (e.isUnsigned) {
-    lowest = 0;
-    highest = -1; // all ones
-  } else {
-    lowest = w == 64 ? std::numeric_limits<int64_t>::min()
-                     : -(int64_t(1) << (w - 1));
-    highest = w == 64 ? std::numeric_limits<int64_t>::max()
-                      : (int64_t(1) << (w - 1)) - 1;
-  }
+  intLimits(e, lowest, highest);
   return cInt(b, e.storage, k == RK::Max ? lowest : highest);
 }
 
@@ -154,33 +152,14 @@ Value finish(Builder &b, RK k, const Elem &e, Value acc, int64_t n) {
                       : acc;
 }
 
-/// Input index from the kept and reduced loop variables (plus `tail`, the
-/// index of a trailing dim that is in neither list).
+/// Input index from the kept and reduced loop variables, in the order of
+/// the dims (`mask` marks the reduced ones).
 SmallVector<Value> inputIndex(ArrayRef<bool> mask, ValueRange keptIvs,
-                              ValueRange redIvs, Value tail = Value()) {
+                              ValueRange redIvs) {
   SmallVector<Value> idx;
   unsigned kept = 0, red = 0;
   for (bool r : mask)
     idx.push_back(r ? redIvs[red++] : keptIvs[kept++]);
-  if (tail)
-    idx.push_back(tail);
-  return idx;
-}
-
-/// Output index from the kept loop variables: reduced dims are dropped, or
-/// index 0 with keepdims.
-SmallVector<Value> outputIndex(Builder &b, ArrayRef<bool> mask, bool keep,
-                               ValueRange keptIvs, Value tail = Value()) {
-  SmallVector<Value> idx;
-  unsigned kd = 0;
-  for (bool r : mask) {
-    if (!r)
-      idx.push_back(keptIvs[kd++]);
-    else if (keep)
-      idx.push_back(cIndex(b, 0));
-  }
-  if (tail)
-    idx.push_back(tail);
   return idx;
 }
 
@@ -192,9 +171,8 @@ Type accType(Builder &b, RK k, const Elem &e) {
   return accInStorage(k) ? e.storage : b.getI64Type();
 }
 
-/// log(sum(exp(x - m))) + m from the max m and the sum: an infinite or nan
-/// max was replaced by 0 before summing (see finiteShift), so that the
-/// plain formula gives the right inf/nan.
+/// The max m of log_sum_exp as subtracted: an infinite or nan max becomes
+/// 0, so that m + log(sum(exp(x - m))) then gives the right inf/nan.
 Value finiteShift(Builder &b, Value m) {
   Value finite = b.create<arith::CmpFOp>(
       arith::CmpFPredicate::ONE, b.create<math::AbsFOp>(m),
@@ -202,83 +180,83 @@ Value finiteShift(Builder &b, Value m) {
   return b.create<arith::SelectOp>(finite, m, cF64(b, 0.0));
 }
 
+/// A reduction on merged dims: x has `dims`, `mask` marks the reduced ones,
+/// y has the kept ones in order.
+struct Reduction {
+  RK kind;
+  Elem elem;
+  Value x, y;
+  SmallVector<int64_t> dims;
+  SmallVector<bool> mask;
+  SmallVector<int64_t> keptDims, redDims;
+};
+
 /// Register form: one loop nest over the kept dims, inside it the reduced
 /// dims carry the accumulator. Used when the innermost dim is reduced (so
-/// the innermost loop is contiguous) or the kept inner dims are short.
-void emitReduceRegisters(Builder &b, RK k, const Elem &e, Value x, Value y,
-                         ArrayRef<int64_t> shape, ArrayRef<bool> mask,
-                         bool keep) {
-  SmallVector<int64_t> keptDims, redDims;
-  for (size_t d = 0; d < shape.size(); ++d)
-    (mask[d] ? redDims : keptDims).push_back(shape[d]);
-  int64_t n = numElements(redDims);
-  loops(b, keptDims, [&](Builder &b, ValueRange kept) {
+/// the innermost loop is contiguous) or the kept inner dim is short.
+void emitReduceRegisters(Builder &b, const Reduction &r) {
+  RK k = r.kind;
+  const Elem &e = r.elem;
+  loops(b, r.keptDims, [&](Builder &b, ValueRange kept) {
     auto reduceOver = [&](Value init, auto &&elementFn) {
-      return loops(b, redDims, init,
+      return loops(b, r.redDims, init,
                    [&](Builder &b, ValueRange red, ValueRange acc) {
-                     Value v = load(b, x, inputIndex(mask, kept, red));
+                     Value v = load(b, r.x, inputIndex(r.mask, kept, red));
                      return SmallVector<Value>{elementFn(b, acc[0], v)};
                    })[0];
     };
     Value result;
     if (k == RK::LogSumExp) {
-      Value m = reduceOver(
-          cF64(b, -std::numeric_limits<double>::infinity()),
-          [&](Builder &b, Value acc, Value v) {
-            return nanMax(b, acc, toF64(b, v, e));
-          });
+      Value m = reduceOver(cF64(b, -std::numeric_limits<double>::infinity()),
+                           [&](Builder &b, Value acc, Value v) {
+                             return nanMax(b, acc, toF64(b, v, e));
+                           });
       m = finiteShift(b, m);
       Value sum = reduceOver(cF64(b, 0.0), [&](Builder &b, Value acc, Value v) {
         Value d = b.create<arith::SubFOp>(toF64(b, v, e), m);
         return accAdd(b, acc, b.create<math::ExpOp>(d));
       });
-      result = fromF64(
-          b, b.create<arith::AddFOp>(m, b.create<math::LogOp>(sum)), e);
+      result =
+          fromF64(b, b.create<arith::AddFOp>(m, b.create<math::LogOp>(sum)), e);
     } else {
-      Value acc = reduceOver(identity(b, k, e), [&](Builder &b, Value acc,
-                                                    Value v) {
-        return step(b, k, e, acc, v);
-      });
-      result = finish(b, k, e, acc, n);
+      Value acc =
+          reduceOver(identity(b, k, e), [&](Builder &b, Value acc, Value v) {
+            return step(b, k, e, acc, v);
+          });
+      result = finish(b, k, e, acc, numElements(r.redDims));
     }
-    store(b, result, y, outputIndex(b, mask, keep, kept));
+    store(b, result, r.y, kept);
   });
 }
 
-/// Blocked form for reductions followed by kept dims of `inner` (>= 16)
-/// contiguous elements, e.g. over the channels of NCHW: loops over the
-/// outer kept dims, then blocks of the inner elements, whose accumulators
-/// live in scratch arrays while the reduced dims are walked; the innermost
-/// loop is contiguous (and vectorisable).
-void emitReduceBlocked(Builder &b, RK k, const Elem &e, Value x, Value y,
-                       ArrayRef<int64_t> shape, ArrayRef<bool> mask, bool keep,
-                       int64_t lastRed, int64_t inner) {
-  ArrayRef<bool> m = mask.take_front(lastRed + 1);
-  SmallVector<int64_t> xs(shape.begin(), shape.begin() + lastRed + 1), ys,
-      keptDims, redDims;
-  xs.push_back(inner);
-  for (int64_t d = 0; d <= lastRed; ++d) {
-    if (!mask[d]) {
-      ys.push_back(shape[d]);
-      keptDims.push_back(shape[d]);
-    } else {
-      if (keep)
-        ys.push_back(1);
-      redDims.push_back(shape[d]);
-    }
-  }
-  ys.push_back(inner);
-  int64_t count = numElements(redDims);
-  Value xv = view(b, x, xs), yv = view(b, y, ys);
-  loops(b, keptDims, [&](Builder &b, ValueRange kept) {
+/// Blocked form for reduced dims followed by a kept dim of >= 16
+/// contiguous elements (e.g. over the channels of NCHW): loops over the
+/// other kept dims, then blocks of the inner elements, whose accumulators
+/// live in scratch while the reduced dims are walked; the innermost loop is
+/// contiguous (and vectorisable).
+void emitReduceBlocked(Builder &b, const Reduction &r) {
+  RK k = r.kind;
+  const Elem &e = r.elem;
+  int64_t inner = r.dims.back();
+  ArrayRef<bool> mask = ArrayRef<bool>(r.mask).drop_back();
+  ArrayRef<int64_t> outerKept = ArrayRef<int64_t>(r.keptDims).drop_back();
+  loops(b, outerKept, [&](Builder &b, ValueRange kept) {
     blocks(b, inner, [&](Builder &b, Value i0, Value n) {
       auto at = [&](Builder &b, ValueRange red, Value ii) {
-        Value i = b.create<arith::AddIOp>(i0, ii);
-        return load(b, xv, inputIndex(m, kept, red, i));
+        SmallVector<Value> idx = inputIndex(mask, kept, red);
+        idx.push_back(b.create<arith::AddIOp>(i0, ii));
+        return load(b, r.x, idx);
       };
       auto storeOut = [&](Builder &b, Value v, Value ii) {
-        Value i = b.create<arith::AddIOp>(i0, ii);
-        store(b, v, yv, outputIndex(b, m, keep, kept, i));
+        SmallVector<Value> idx(kept.begin(), kept.end());
+        idx.push_back(b.create<arith::AddIOp>(i0, ii));
+        store(b, v, r.y, idx);
+      };
+      // fn(ii) over the block for every index of the reduced dims.
+      auto overReduced = [&](auto &&fn) {
+        loops(b, r.redDims, [&](Builder &b, ValueRange red) {
+          each(b, n, [&](Builder &b, Value ii) { fn(b, red, ii); });
+        });
       };
       if (k == RK::LogSumExp) {
         Type f64 = b.getF64Type();
@@ -287,40 +265,34 @@ void emitReduceBlocked(Builder &b, RK k, const Elem &e, Value x, Value y,
         each(b, n, [&](Builder &b, Value ii) {
           store(b, cF64(b, -std::numeric_limits<double>::infinity()), mx, ii);
         });
-        loops(b, redDims, [&](Builder &b, ValueRange red) {
-          each(b, n, [&](Builder &b, Value ii) {
-            Value v = toF64(b, at(b, red, ii), e);
-            store(b, nanMax(b, load(b, mx, ii), v), mx, ii);
-          });
+        overReduced([&](Builder &b, ValueRange red, Value ii) {
+          Value v = toF64(b, at(b, red, ii), e);
+          store(b, nanMax(b, load(b, mx, ii), v), mx, ii);
         });
         each(b, n, [&](Builder &b, Value ii) {
           store(b, finiteShift(b, load(b, mx, ii)), mx, ii);
           store(b, cF64(b, 0.0), sum, ii);
         });
-        loops(b, redDims, [&](Builder &b, ValueRange red) {
-          each(b, n, [&](Builder &b, Value ii) {
-            Value d = b.create<arith::SubFOp>(toF64(b, at(b, red, ii), e),
-                                              load(b, mx, ii));
-            store(b, accAdd(b, load(b, sum, ii), b.create<math::ExpOp>(d)),
-                  sum, ii);
-          });
+        overReduced([&](Builder &b, ValueRange red, Value ii) {
+          Value d = b.create<arith::SubFOp>(toF64(b, at(b, red, ii), e),
+                                            load(b, mx, ii));
+          store(b, accAdd(b, load(b, sum, ii), b.create<math::ExpOp>(d)), sum,
+                ii);
         });
         each(b, n, [&](Builder &b, Value ii) {
-          Value r = b.create<arith::AddFOp>(
+          Value v = b.create<arith::AddFOp>(
               load(b, mx, ii), b.create<math::LogOp>(load(b, sum, ii)));
-          storeOut(b, fromF64(b, r, e), ii);
+          storeOut(b, fromF64(b, v, e), ii);
         });
         return;
       }
       Value acc = scratch(b, {accType(b, k, e)})[0];
-      each(b, n, [&](Builder &b, Value ii) {
-        store(b, identity(b, k, e), acc, ii);
+      each(b, n,
+           [&](Builder &b, Value ii) { store(b, identity(b, k, e), acc, ii); });
+      overReduced([&](Builder &b, ValueRange red, Value ii) {
+        store(b, step(b, k, e, load(b, acc, ii), at(b, red, ii)), acc, ii);
       });
-      loops(b, redDims, [&](Builder &b, ValueRange red) {
-        each(b, n, [&](Builder &b, Value ii) {
-          store(b, step(b, k, e, load(b, acc, ii), at(b, red, ii)), acc, ii);
-        });
-      });
+      int64_t count = numElements(r.redDims);
       each(b, n, [&](Builder &b, Value ii) {
         storeOut(b, finish(b, k, e, load(b, acc, ii), count), ii);
       });
@@ -328,22 +300,34 @@ void emitReduceBlocked(Builder &b, RK k, const Elem &e, Value x, Value y,
   });
 }
 
-/// Reduces the dims of `x` marked in `mask` into `y` (keepdims: y has x's
-/// rank with the reduced dims 1; else just the kept dims).
+/// Reduces the dims of `x` marked in `mask` into `y` (keepdims or not: y
+/// holds the kept elements in order either way).
 void emitReduce(Builder &b, RK k, const Elem &e, Value x, Value y,
-                ArrayRef<int64_t> shape, ArrayRef<bool> mask, bool keep) {
-  int64_t lastRed = -1;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (mask[d] && shape[d] != 1)
-      lastRed = d;
-  int64_t inner = numElements(shape.drop_front(lastRed + 1));
-  // Size-1 dims after lastRed, reduced or not, do not change the layout,
-  // so the tail is viewed as `inner` kept elements. (bool has no
-  // byte-sized scratch element: it stays in registers.)
-  if (lastRed >= 0 && inner >= kMinBlockedInner && e.width >= 8)
-    emitReduceBlocked(b, k, e, x, y, shape, mask, keep, lastRed, inner);
+                ArrayRef<int64_t> shape, ArrayRef<bool> mask) {
+  // Size-1 dims are dropped and neighbours of the same kind merged: the
+  // layout is the same and the loops get longer and fewer.
+  Reduction r{k, e, Value(), Value(), {}, {}, {}, {}};
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    if (!r.mask.empty() && r.mask.back() == mask[d]) {
+      r.dims.back() *= shape[d];
+    } else {
+      r.dims.push_back(shape[d]);
+      r.mask.push_back(mask[d]);
+    }
+  }
+  for (size_t d = 0; d < r.dims.size(); ++d)
+    (r.mask[d] ? r.redDims : r.keptDims).push_back(r.dims[d]);
+  r.x = view(b, x, r.dims);
+  r.y = view(b, y, r.keptDims);
+  // bool has no byte-sized scratch element: it stays in registers.
+  bool blocked = r.dims.size() >= 2 && !r.mask.back() &&
+                 r.dims.back() >= kMinBlockedInner && e.width >= 8;
+  if (blocked)
+    emitReduceBlocked(b, r);
   else
-    emitReduceRegisters(b, k, e, x, y, shape, mask, keep);
+    emitReduceRegisters(b, r);
 }
 
 /// The reduced dims of an input `in` giving output `out`, as bit masks,
@@ -371,7 +355,7 @@ SmallVector<uint64_t> candidateMasks(ArrayRef<int64_t> in,
   if (rank > 16 || numAxes > rank || rank - numAxes != (int64_t)out.size())
     return masks;
   for (uint64_t m = 0; m < (uint64_t(1) << rank); ++m) {
-    if (__builtin_popcountll(m) != numAxes)
+    if (llvm::popcount(m) != numAxes)
       continue;
     SmallVector<int64_t> kept;
     for (int64_t d = 0; d < rank; ++d)
@@ -420,74 +404,55 @@ Value runtimeAxisBits(Builder &b, Value axesBuf, const Elem &axesElem,
                      b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, a, r));
                  a = b.create<arith::SelectOp>(inRange, a, cInt(b, i64, 0));
                  Value bit = b.create<arith::ShLIOp>(cInt(b, i64, 1), a);
-                 bit = b.create<arith::SelectOp>(inRange, bit,
-                                                 cInt(b, i64, 0));
+                 bit = b.create<arith::SelectOp>(inRange, bit, cInt(b, i64, 0));
                  return SmallVector<Value>{b.create<arith::OrIOp>(acc[0], bit)};
                })[0];
 }
 
-template <RK K> LogicalResult lowerReduce(PortableOp &p) {
+/// The axes when they are known at compile time: the constant axes operand
+/// (ReduceSum-13, opset 18), an empty one, or the attribute (absent: none).
+/// Otherwise nullopt, with the operand's element count in `runtimeCount`.
+std::optional<SmallVector<int64_t>> staticAxes(Operation *op,
+                                               int64_t &runtimeCount) {
+  if (!hasOperand(op, 1))
+    return intsAttr(op, "axes").value_or(SmallVector<int64_t>());
+  Value axesVal = op->getOperand(1);
+  if (std::optional<SmallVector<int64_t>> axes = constInts(axesVal))
+    return axes;
+  runtimeCount = numElements(shapeOf(axesVal));
+  if (runtimeCount == 0)
+    return SmallVector<int64_t>();
+  return std::nullopt;
+}
+
+/// Axes read at run time: the masks the static shapes allow, one variant
+/// each, selected by the axes' value (the last one is the fallback).
+template <RK K>
+LogicalResult emitRuntimeAxes(Builder &b, PortableOp &p, const Elem &e,
+                              bool keep, int64_t count) {
   Operation *op = p.op;
-  Value xv = op->getOperand(0);
-  Elem e = elemOf(xv);
-  if (e.width == 1 && K != RK::Max && K != RK::Min)
-    return op->emitError("bool input is only supported by reduce_max/min");
-  if (!e.isFloat && e.width == 0)
-    return op->emitError("unsupported element type");
-  ArrayRef<int64_t> in = shapeOf(xv), out = shapeOf(op->getResult(0));
+  ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
   int64_t rank = in.size();
-  bool keep = intAttr(op, "keepdims", 1) != 0;
-  bool noop = intAttr(op, "noop_with_empty_axes", 0) != 0;
-
-  // The axes: a constant or run-time operand (ReduceSum-13, opset 18), or
-  // the attribute.
-  std::optional<SmallVector<int64_t>> axes;
-  int64_t runtimeCount = -1;
-  if (hasOperand(op, 1)) {
-    Value axesVal = op->getOperand(1);
-    axes = constInts(axesVal);
-    int64_t n = numElements(shapeOf(axesVal));
-    if (!axes && n == 0)
-      axes = SmallVector<int64_t>();
-    if (!axes)
-      runtimeCount = n;
-  } else {
-    axes = intsAttr(op, "axes");
-    if (!axes)
-      axes = SmallVector<int64_t>();
-  }
-
-  Builder b(p.loc, p.b);
-  Value x = p.operands[0], y = p.results[0];
-  if (axes) {
-    SmallVector<bool> mask(rank, axes->empty() && !noop);
-    for (int64_t a : *axes) {
-      FailureOr<int64_t> d = normalizeAxis(op, a, rank);
-      if (failed(d))
-        return failure();
-      mask[*d] = true;
-    }
-    emitReduce(b, K, e, x, y, in, mask, keep);
-    return success();
-  }
-
-  SmallVector<uint64_t> cands = candidateMasks(in, out, keep, runtimeCount);
+  SmallVector<uint64_t> cands =
+      candidateMasks(in, shapeOf(op->getResult(0)), keep, count);
   if (cands.empty())
     return op->emitError("cannot match the run-time axes (")
-           << runtimeCount << " of them) to the static result shape";
-  // Keep one candidate per distinct set of non-unit reduced dims.
+           << count << " of them) to the static result shape";
+  // One variant per distinct set of non-unit reduced dims.
   uint64_t nonUnit = nonUnitDims(in);
   SmallVector<uint64_t> distinct;
   for (uint64_t m : cands)
-    if (llvm::none_of(distinct,
-                      [&](uint64_t d) { return (d & nonUnit) == (m & nonUnit); }))
+    if (llvm::none_of(distinct, [&](uint64_t d) {
+          return (d & nonUnit) == (m & nonUnit);
+        }))
       distinct.push_back(m);
+  Value x = p.operands[0], y = p.results[0];
   if (distinct.size() == 1) {
-    emitReduce(b, K, e, x, y, in, maskBits(distinct[0], rank), keep);
+    emitReduce(b, K, e, x, y, in, maskBits(distinct[0], rank));
     return success();
   }
-  Value bits = runtimeAxisBits(b, p.operands[1], elemOf(op->getOperand(1)),
-                               runtimeCount, rank);
+  Value bits =
+      runtimeAxisBits(b, p.operands[1], elemOf(op->getOperand(1)), count, rank);
   Type i64 = b.getI64Type();
   Value live = b.create<arith::AndIOp>(bits, cInt(b, i64, nonUnit));
   dispatch(
@@ -498,8 +463,42 @@ template <RK K> LogicalResult lowerReduce(PortableOp &p) {
             cInt(b, i64, static_cast<int64_t>(distinct[i] & nonUnit)));
       },
       [&](Builder &b, unsigned i) {
-        emitReduce(b, K, e, x, y, in, maskBits(distinct[i], rank), keep);
+        emitReduce(b, K, e, x, y, in, maskBits(distinct[i], rank));
       });
+  return success();
+}
+
+template <RK K> LogicalResult lowerReduce(PortableOp &p) {
+  Operation *op = p.op;
+  Value xv = op->getOperand(0);
+  Elem e = elemOf(xv);
+  if (e.width == 1 && K != RK::Max && K != RK::Min)
+    return op->emitError("bool input is only supported by reduce_max/min");
+  if (!e.isFloat && e.width == 0)
+    return op->emitError("unsupported element type");
+  ArrayRef<int64_t> in = shapeOf(xv);
+  int64_t rank = in.size();
+  bool keep = intAttr(op, "keepdims", 1) != 0;
+  bool noop = intAttr(op, "noop_with_empty_axes", 0) != 0;
+  int64_t runtimeCount = 0;
+  std::optional<SmallVector<int64_t>> axes = staticAxes(op, runtimeCount);
+
+  if (!axes) {
+    Builder b(p.loc, p.b);
+    shapeBuffers(b, p);
+    return emitRuntimeAxes<K>(b, p, e, keep, runtimeCount);
+  }
+  // Empty axes reduce everything, or nothing with noop_with_empty_axes.
+  SmallVector<bool> mask(rank, axes->empty() && !noop);
+  for (int64_t a : *axes) {
+    FailureOr<int64_t> d = normalizeAxis(op, a, rank);
+    if (failed(d))
+      return failure();
+    mask[*d] = true;
+  }
+  Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
+  emitReduce(b, K, e, p.operands[0], p.results[0], in, mask);
   return success();
 }
 

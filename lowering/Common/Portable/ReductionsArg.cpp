@@ -2,8 +2,11 @@
 //
 // The ops that work along one axis and keep positions: graph.argmax,
 // graph.argmin, graph.cumsum and graph.topk. Each views its input as
-// [outer, len, inner] around the axis and runs one scf loop nest over
-// (outer, inner) with the axis innermost. Semantics follow the reference
+// [outer, len, inner] around the axis. With a short `inner` one scf loop
+// nest runs over (outer, inner) with the axis innermost, the state in
+// registers; argmax/argmin and cumsum over a long `inner` (an axis that is
+// not the last) run blocks of inner elements with the state in scratch, so
+// that memory is walked contiguously. Semantics follow the reference
 // kernels (Kernels/ArgReduce.cpp, Kernels/Sort.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -67,6 +70,7 @@ template <bool IsMax> LogicalResult lowerArg(PortableOp &p) {
            << *axis << " has size 0, there is no extreme to select";
 
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   Value x = view(b, p.operands[0], {outer, len, inner});
   Value y = view(b, p.results[0], {outer, inner});
   Type i64 = b.getI64Type();
@@ -108,15 +112,16 @@ template <bool IsMax> LogicalResult lowerArg(PortableOp &p) {
   loops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
     Value o = oi[0], i = oi[1];
     Value first = toCompute(b, load(b, x, {o, cIndex(b, 0), i}), e);
-    SmallVector<Value> r = loop(
-        b, cIndex(b, 1), cIndex(b, len), {first, cInt(b, i64, 0)},
-        [&](Builder &b, ValueRange k, ValueRange acc) {
-          Value v = toCompute(b, load(b, x, {o, k[0], i}), e);
-          Value take = takeArg(b, e, IsMax, last, v, acc[0]);
-          Value kk = b.create<arith::IndexCastOp>(i64, k[0]);
-          return SmallVector<Value>{b.create<arith::SelectOp>(take, v, acc[0]),
-                                    b.create<arith::SelectOp>(take, kk, acc[1])};
-        });
+    SmallVector<Value> r =
+        loop(b, cIndex(b, 1), cIndex(b, len), {first, cInt(b, i64, 0)},
+             [&](Builder &b, ValueRange k, ValueRange acc) {
+               Value v = toCompute(b, load(b, x, {o, k[0], i}), e);
+               Value take = takeArg(b, e, IsMax, last, v, acc[0]);
+               Value kk = b.create<arith::IndexCastOp>(i64, k[0]);
+               return SmallVector<Value>{
+                   b.create<arith::SelectOp>(take, v, acc[0]),
+                   b.create<arith::SelectOp>(take, kk, acc[1])};
+             });
     store(b, r[1], y, {o, i});
   });
   return success();
@@ -208,6 +213,7 @@ LogicalResult lowerCumSum(PortableOp &p) {
   bool exclusive = intAttr(op, "exclusive", 0) != 0;
   bool reverse = intAttr(op, "reverse", 0) != 0;
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   if (auto axes = constInts(op->getOperand(1))) {
     if (axes->size() != 1)
       return op->emitError("axis must hold one value");
@@ -225,10 +231,10 @@ LogicalResult lowerCumSum(PortableOp &p) {
   Type i64 = b.getI64Type();
   Value a = toI64(b, load(b, view(b, p.operands[1], {1}), {cIndex(b, 0)}),
                   elemOf(op->getOperand(1)));
-  Value neg = b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, a,
-                                      cInt(b, i64, 0));
-  a = b.create<arith::SelectOp>(neg, b.create<arith::AddIOp>(a, cInt(b, i64, rank)),
-                                a);
+  Value neg =
+      b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, a, cInt(b, i64, 0));
+  a = b.create<arith::SelectOp>(
+      neg, b.create<arith::AddIOp>(a, cInt(b, i64, rank)), a);
   dispatch(
       b, rank,
       [&](Builder &b, unsigned d) -> Value {
@@ -253,9 +259,9 @@ Value keyLess(Builder &b, const Elem &e, Value a, Value c) {
     Value aOrdered = b.create<arith::CmpFOp>(arith::CmpFPredicate::ORD, a, a);
     return b.create<arith::SelectOp>(isNan(b, c), aOrdered, lt);
   }
-  return b.create<arith::CmpIOp>(
-      e.isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt, a,
-      c);
+  return b.create<arith::CmpIOp>(e.isUnsigned ? arith::CmpIPredicate::ult
+                                              : arith::CmpIPredicate::slt,
+                                 a, c);
 }
 
 /// The k best elements along the axis, best first, ties to the lower
@@ -276,18 +282,19 @@ LogicalResult lowerTopK(PortableOp &p) {
   int64_t k = shapeOf(op->getResult(0))[*axis];
   if (auto kv = hasOperand(op, 1) ? constInts(op->getOperand(1)) : std::nullopt)
     if (kv->size() == 1 && (*kv)[0] != k)
-      return op->emitError("K = ") << (*kv)[0] << " but the result has "
-                                   << k << " elements along the axis";
+      return op->emitError("K = ") << (*kv)[0] << " but the result has " << k
+                                   << " elements along the axis";
   bool largest = intAttr(op, "largest", 1) != 0;
   int64_t outer, len, inner;
   splitAtAxis(shape, *axis, outer, len, inner);
   if (k > len || k < 0)
-    return op->emitError("K = ") << k << " is out of range for a dimension of "
-                                 << len;
+    return op->emitError("K = ")
+           << k << " is out of range for a dimension of " << len;
   if (outer * inner * k == 0)
     return success();
 
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   Value x = view(b, p.operands[0], {outer, len, inner});
   Value vals = view(b, p.results[0], {outer, k, inner});
   Value idxs = view(b, p.results[1], {outer, k, inner});
@@ -301,23 +308,21 @@ LogicalResult lowerTopK(PortableOp &p) {
     Value cnt = b.create<arith::MinSIOp>(t, kc);
     Value zero = cIndex(b, 0);
     // Position = number of entries the new element does not beat.
-    Value pos = loop(b, zero, cnt, {zero},
-                     [&](Builder &b, ValueRange q, ValueRange acc) {
-                       Value old = keyOf(b, load(b, vals, {o, q[0], i}));
-                       Value beats = largest ? keyLess(b, e, old, key)
-                                             : keyLess(b, e, key, old);
-                       Value add = b.create<arith::SelectOp>(
-                           beats, cIndex(b, 0), cIndex(b, 1));
-                       return SmallVector<Value>{
-                           b.create<arith::AddIOp>(acc[0], add)};
-                     })[0];
+    Value pos = loop(
+        b, zero, cnt, {zero}, [&](Builder &b, ValueRange q, ValueRange acc) {
+          Value old = keyOf(b, load(b, vals, {o, q[0], i}));
+          Value beats =
+              largest ? keyLess(b, e, old, key) : keyLess(b, e, key, old);
+          Value add =
+              b.create<arith::SelectOp>(beats, cIndex(b, 0), cIndex(b, 1));
+          return SmallVector<Value>{b.create<arith::AddIOp>(acc[0], add)};
+        })[0];
     Value fits = b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, pos, kc);
     ifThenElse(
         b, fits,
         [&](Builder &b) {
           // Shift slots [pos, last) to [pos + 1, last], last = min(cnt, k-1).
-          Value lastSlot =
-              b.create<arith::MinSIOp>(cnt, cIndex(b, k - 1));
+          Value lastSlot = b.create<arith::MinSIOp>(cnt, cIndex(b, k - 1));
           Value n = b.create<arith::SubIOp>(lastSlot, pos);
           loop(b, cIndex(b, 0), n, {},
                [&](Builder &b, ValueRange r, ValueRange) {

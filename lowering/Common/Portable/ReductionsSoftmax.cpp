@@ -5,7 +5,8 @@
 // Softmax.cpp): the row max is subtracted before exp, exp runs in the
 // element type (f32 for f16), the sum of exponentials accumulates in
 // double. Each (outer, inner) row along the axis takes three passes: max,
-// exp/sum, scale.
+// exp/sum, scale; an axis followed by many inner elements (softmax over
+// the channels of NCHW) runs them in blocks, the rows' state in scratch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,12 +39,11 @@ void emitRows(Builder &b, SK kind, const Elem &e, Value x, Value y,
     };
     // Pass 1: the max (first occurrence, plain '>' as the reference).
     SmallVector<Value> mx = loop(
-        b, cIndex(b, 1), cIndex(b, len),
-        {at(b, cIndex(b, 0)), cInt(b, i64, 0)},
+        b, cIndex(b, 1), cIndex(b, len), {at(b, cIndex(b, 0)), cInt(b, i64, 0)},
         [&](Builder &b, ValueRange k, ValueRange acc) {
           Value v = at(b, k[0]);
-          Value gt = b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, v,
-                                             acc[0]);
+          Value gt =
+              b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, v, acc[0]);
           Value kk = b.create<arith::IndexCastOp>(i64, k[0]);
           return SmallVector<Value>{b.create<arith::SelectOp>(gt, v, acc[0]),
                                     b.create<arith::SelectOp>(gt, kk, acc[1])};
@@ -71,14 +71,14 @@ void emitRows(Builder &b, SK kind, const Elem &e, Value x, Value y,
     };
     // Pass 2: sum of exp(x - m) in double.
     bool store2 = kind == SK::Softmax && keepExp;
-    Value sum = loop(b, zero, end, {cF64(b, 0.0)},
-                     [&](Builder &b, ValueRange k, ValueRange acc) {
-                       Value ex = expAt(b, k[0]);
-                       if (store2)
-                         store(b, ex, y, {o, k[0], i});
-                       return SmallVector<Value>{
-                           accAdd(b, acc[0], toF64(b, ex, e))};
-                     })[0];
+    Value sum =
+        loop(b, zero, end, {cF64(b, 0.0)},
+             [&](Builder &b, ValueRange k, ValueRange acc) {
+               Value ex = expAt(b, k[0]);
+               if (store2)
+                 store(b, ex, y, {o, k[0], i});
+               return SmallVector<Value>{accAdd(b, acc[0], toF64(b, ex, e))};
+             })[0];
     // Pass 3: scale.
     if (kind == SK::Softmax) {
       Value inv = b.create<arith::DivFOp>(cF64(b, 1.0), sum);
@@ -206,6 +206,7 @@ template <SK K> LogicalResult lowerSoftmax(PortableOp &p) {
   if (outer * len * inner == 0)
     return success();
   Builder b(p.loc, p.b);
+  shapeBuffers(b, p);
   Value x = view(b, p.operands[0], {outer, len, inner});
   Value y = view(b, p.results[0], {outer, len, inner});
   if (inner >= kMinBlockedInner)

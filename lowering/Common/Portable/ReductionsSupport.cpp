@@ -1,4 +1,4 @@
-//===- ReductionsSupport.cpp - Helpers of the reduction lowerings --------===//
+//===- ReductionsSupport.cpp - Helpers of the reduction lowerings ---------===//
 
 #include "ReductionsSupport.h"
 
@@ -155,31 +155,34 @@ Value toF64(Builder &b, Value v, const Elem &e) {
   return b.create<arith::SIToFPOp>(f64, v);
 }
 
+void intLimits(const Elem &e, int64_t &lowest, int64_t &highest) {
+  if (e.isUnsigned) {
+    lowest = 0;
+    highest = -1; // all ones
+    return;
+  }
+  lowest = e.width == 64 ? std::numeric_limits<int64_t>::min()
+                         : -(int64_t(1) << (e.width - 1));
+  highest = e.width == 64 ? std::numeric_limits<int64_t>::max()
+                          : (int64_t(1) << (e.width - 1)) - 1;
+}
+
 /// double -> integer of `e`, saturating, nan -> 0.
 static Value saturatingFromF64(Builder &b, Value v, const Elem &e) {
   Type t = e.storage;
   if (e.width == 1) // bool(v): anything but 0 (nan included) is true
     return b.create<arith::CmpFOp>(arith::CmpFPredicate::UNE, v, cF64(b, 0.0));
-  double lo, hi;
   int64_t loBits, hiBits;
-  if (e.isUnsigned) {
-    lo = 0.0;
-    hi = std::ldexp(1.0, e.width) - 1.0;
-    loBits = 0;
-    hiBits = -1; // all ones
-  } else {
-    lo = -std::ldexp(1.0, e.width - 1);
-    hi = std::ldexp(1.0, e.width - 1) - 1.0;
-    loBits = e.width == 64 ? std::numeric_limits<int64_t>::min()
-                           : -(int64_t(1) << (e.width - 1));
-    hiBits = e.width == 64 ? std::numeric_limits<int64_t>::max()
-                           : (int64_t(1) << (e.width - 1)) - 1;
-  }
+  intLimits(e, loBits, hiBits);
+  double lo = e.isUnsigned ? 0.0 : -std::ldexp(1.0, e.width - 1);
+  double hi = e.isUnsigned ? std::ldexp(1.0, e.width) - 1.0
+                           : std::ldexp(1.0, e.width - 1) - 1.0;
   // The unselected fptosi of an out-of-range value is poison, which select
   // does not propagate.
   Value r = e.isUnsigned ? b.create<arith::FPToUIOp>(t, v).getResult()
                          : b.create<arith::FPToSIOp>(t, v).getResult();
-  Value low = b.create<arith::CmpFOp>(arith::CmpFPredicate::OLE, v, cF64(b, lo));
+  Value low =
+      b.create<arith::CmpFOp>(arith::CmpFPredicate::OLE, v, cF64(b, lo));
   Value high =
       b.create<arith::CmpFOp>(arith::CmpFPredicate::OGE, v, cF64(b, hi));
   r = b.create<arith::SelectOp>(low, cInt(b, t, loBits), r);
@@ -250,15 +253,32 @@ Value view(Builder &b, Value buf, ArrayRef<int64_t> shape) {
   auto src = cast<MemRefType>(buf.getType());
   if (src.getShape() == shape)
     return buf;
+  // Row-major strides. The identity layout implies the same ones except
+  // with a dim of size 0, where MLIR leaves some of them dynamic: an
+  // explicit strided layout then (nothing is accessed anyway).
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
   auto type = MemRefType::get(shape, src.getElementType());
-  SmallVector<int64_t> strides;
+  SmallVector<int64_t> implied;
   int64_t offset = 0;
-  // The strides the identity layout implies, exactly as the verifier
-  // computes them.
-  if (failed(getStridesAndOffset(type, strides, offset)))
-    return buf;
-  return b.create<memref::ReinterpretCastOp>(type, buf, offset, shape,
-                                             strides);
+  if (failed(getStridesAndOffset(type, implied, offset)) ||
+      ArrayRef<int64_t>(implied) != ArrayRef<int64_t>(strides))
+    type = MemRefType::get(
+        shape, src.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), /*offset=*/0, strides));
+  return b.create<memref::ReinterpretCastOp>(type, buf, 0, shape, strides);
+}
+
+void shapeBuffers(Builder &b, PortableOp &p) {
+  auto fix = [&](Value &buf, Value graphValue) {
+    if (buf && isa<ShapedType>(graphValue.getType()))
+      buf = view(b, buf, shapeOf(graphValue));
+  };
+  for (auto [i, buf] : llvm::enumerate(p.operands))
+    fix(buf, p.op->getOperand(i));
+  for (auto [i, buf] : llvm::enumerate(p.results))
+    fix(buf, p.op->getResult(i));
 }
 
 Value load(Builder &b, Value buf, ValueRange idx) {

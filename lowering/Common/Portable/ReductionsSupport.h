@@ -5,7 +5,8 @@
 // access, element-type conversions that follow the reference kernels
 // (floats accumulate in double, f16/bf16 compute in f32, integers in 64
 // bits), buffer views and scf loop nests. Everything is emitted as plain
-// scf.for + memref.load/store loops, so no temporary buffers are needed.
+// scf.for + memref.load/store loops; the only temporary memory is one small
+// stack buffer per function for the blocked loop forms (see scratch()).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +38,10 @@ struct Elem {
 
 /// The element description of a graph value (a ranked tensor).
 Elem elemOf(mlir::Value tensor);
+
+/// The smallest and largest value of an integer element type, as the bit
+/// pattern of a constant of that type (all ones for the unsigned maximum).
+void intLimits(const Elem &e, int64_t &lowest, int64_t &highest);
 
 /// The static shape of a graph value.
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value tensor);
@@ -115,6 +120,11 @@ mlir::Value nanMin(Builder &b, mlir::Value acc, mlir::Value x);
 /// the same element count.
 mlir::Value view(Builder &b, mlir::Value buf, llvm::ArrayRef<int64_t> shape);
 
+/// Views every operand and result buffer of `p` with its tensor's shape
+/// where the driver passed another one (it may pass a flat buffer for an
+/// empty tensor), so that lowerings can index them by the tensor shape.
+void shapeBuffers(Builder &b, PortableOp &p);
+
 mlir::Value load(Builder &b, mlir::Value buf, mlir::ValueRange idx);
 void store(Builder &b, mlir::Value v, mlir::Value buf, mlir::ValueRange idx);
 
@@ -145,13 +155,13 @@ constexpr int64_t kMinBlockedInner = 16;
 /// 8-byte types): views into one stack buffer at the start of the
 /// enclosing function, shared by all lowerings of this family (each op
 /// uses it only while it runs).
-llvm::SmallVector<mlir::Value> scratch(Builder &b, llvm::ArrayRef<mlir::Type> types,
-                                       int64_t n = kBlock);
+llvm::SmallVector<mlir::Value>
+scratch(Builder &b, llvm::ArrayRef<mlir::Type> types, int64_t n = kBlock);
 
 /// for (i0 = 0; i0 < inner; i0 += kBlock) body(i0, min(kBlock, inner - i0))
-void blocks(Builder &b, int64_t inner,
-            llvm::function_ref<void(Builder &, mlir::Value i0, mlir::Value n)>
-                body);
+void blocks(
+    Builder &b, int64_t inner,
+    llvm::function_ref<void(Builder &, mlir::Value i0, mlir::Value n)> body);
 
 /// fn(ii) for ii in [0, n) (n an index value).
 void each(Builder &b, mlir::Value n,
