@@ -39,6 +39,7 @@ Status CompiledModelRunner::load(const lowering::CompiledModel &compiled,
                          llvm::toString(model.takeError()));
   std::unique_ptr<CompiledModelRunner> runner(new CompiledModelRunner());
   runner->model = std::move(*model);
+  runner->pool = pool;
   if (mlcc_model_create(runner->descriptor(), pool, &runner->ctx) != MLCC_OK)
     return Status::error(mlcc_last_error_message());
   out = std::move(runner);
@@ -84,8 +85,21 @@ Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
     void *aligned = reinterpret_cast<void *>(
         (p + MLCC_ARENA_ALIGNMENT - 1) / MLCC_ARENA_ALIGNMENT *
         MLCC_ARENA_ALIGNMENT);
-    status = mlcc_model_run_with_arena(desc, aligned, desc->arena_bytes,
-                                       in.data(), out.data());
+    if (pool) {
+      // The entry itself, so that the poisoned arena is used with the
+      // pool (run_with_arena is single-threaded by contract).
+      std::vector<const void *> inPtrs;
+      std::vector<void *> outPtrs;
+      for (const mlcc_tensor &t : in)
+        inPtrs.push_back(t.data);
+      for (const mlcc_tensor &t : out)
+        outPtrs.push_back(t.data);
+      status = static_cast<mlcc_status>(
+          desc->entry(aligned, inPtrs.data(), outPtrs.data(), pool));
+    } else {
+      status = mlcc_model_run_with_arena(desc, aligned, desc->arena_bytes,
+                                         in.data(), out.data());
+    }
   } else {
     status = mlcc_model_run(desc, ctx, in.data(), out.data());
   }

@@ -13,6 +13,7 @@
 #include "SelectionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 
@@ -53,6 +54,72 @@ bool planConv(Operation *op, ConvSpec &spec) {
   spec.group = intAttr(op, "group", 1);
   bool depthwise = spec.group == spec.c && spec.oc == spec.c && w[1] == 1;
   return spec.group == 1 ? w[1] == spec.c : depthwise && spec.group > 1;
+}
+
+/// On a pool of several threads, the output channel blocks are split over
+/// the threads, each block computed by a kernel generated for 16 output
+/// channels (and one for a last, narrower block) at offsets into the
+/// weights, bias and output; on one thread the whole-conv kernel runs.
+LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
+                               const ConvSpec &spec, StringRef wholeKernel,
+                               ArrayRef<Value> fields) {
+  int64_t blocks = convBlocks(spec.oc);
+  auto generate = [&](int64_t oc, std::string &symbol) {
+    ConvSpec part = spec;
+    part.oc = oc;
+    std::vector<uint8_t> code;
+    if (ref::Status s = generateConv(part, code); s.failed()) {
+      op->emitError() << s.message();
+      return false;
+    }
+    symbol = ctx.addKernel(spec.name + "_block", std::move(code));
+    return true;
+  };
+  std::string blockKernel, tailKernel;
+  int64_t tail = spec.oc - (blocks - 1) * kConvBlock;
+  if (!generate(kConvBlock, blockKernel) ||
+      (tail != kConvBlock && !generate(tail, tailKernel)))
+    return failure();
+  int64_t oh, ow;
+  (void)convOutputSize(spec, oh, ow);
+  int64_t weightBlockBytes =
+      convBlocks(spec.c) * spec.kernel[0] * spec.kernel[1] * 256 * 4;
+  int64_t outputBlockBytes = oh * ow * kConvBlock * 4;
+
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
+  Value threaded = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
+                                           ctx.numThreads(), one);
+  auto ifOp = b.create<scf::IfOp>(loc, threaded, /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  ctx.callKernel(wholeKernel, fields);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  ctx.parallelFor(blocks, fields, [&](Value i, ValueRange f) {
+    auto offset = [&](Value base, int64_t bytes) -> Value {
+      Value step = b.create<arith::ConstantIntOp>(loc, bytes, 64);
+      return b.create<arith::AddIOp>(loc, base,
+                                     b.create<arith::MulIOp>(loc, i, step));
+    };
+    SmallVector<Value> args{f[0], offset(f[1], weightBlockBytes),
+                            spec.bias ? offset(f[2], kConvBlock * 4) : f[2],
+                            offset(f[3], outputBlockBytes)};
+    if (tailKernel.empty()) {
+      ctx.callKernel(blockKernel, args);
+      return;
+    }
+    Value last = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, i,
+        b.create<arith::ConstantIntOp>(loc, blocks - 1, 64));
+    auto isLast = b.create<scf::IfOp>(loc, last, /*withElse=*/true);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&isLast.getThenRegion().front());
+    ctx.callKernel(tailKernel, args);
+    b.setInsertionPointToStart(&isLast.getElseRegion().front());
+    ctx.callKernel(blockKernel, args);
+  });
+  return success();
 }
 
 } // namespace
@@ -103,9 +170,14 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   Value weights = ctx.addData(spec.name + "_packed", bytesOf(packed));
   Value biasAddress = hasBias ? ctx.address(ctx.buffer(bias))
                               : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  SmallVector<Value> fields{ctx.address(xBlocked), weights, biasAddress,
+                            ctx.address(yBlocked)};
   // mlcc_conv_args: src, weights, bias, dst.
-  ctx.callKernel(symbol, {ctx.address(xBlocked), weights, biasAddress,
-                          ctx.address(yBlocked)});
+  if (spec.group != 1 || spec.n != 1 || convBlocks(spec.oc) < 2) {
+    ctx.callKernel(symbol, fields);
+  } else if (failed(emitThreadedConv(op, ctx, spec, symbol, fields))) {
+    return TargetLowering::Failed;
+  }
   if (activation)
     state.fused[activation] = yBlocked;
   else

@@ -169,25 +169,25 @@ TargetLowering selectRuntimeMatmul(Operation *op, OpLoweringContext &ctx) {
   Value zero = b.create<arith::ConstantIntOp>(loc, 0, 64);
   if (sharedB)
     emitPackB(b, loc, bBatches, indexConst(b, loc, 0), packed, k, n);
-  b.create<scf::ForOp>(
-      loc, indexConst(b, loc, 0), indexConst(b, loc, batches),
-      indexConst(b, loc, 1), ValueRange{},
-      [&](OpBuilder &lb, Location l, Value batch, ValueRange) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-        if (!sharedB)
-          emitPackB(b, l, bBatches, batch, packed, k, n);
-        Value i = b.create<arith::IndexCastOp>(l, b.getI64Type(), batch);
-        auto offset = [&](Value base, int64_t elements) -> Value {
-          Value bytes = b.create<arith::MulIOp>(
-              l, i, b.create<arith::ConstantIntOp>(l, elements * 4, 64));
-          return b.create<arith::AddIOp>(l, base, bytes);
-        };
-        // mlcc_gemm_args: a, packed_b, bias, c.
-        ctx.callKernel(symbol, {offset(aAddress, m * k), packedAddress, zero,
-                                offset(cAddress, m * n)});
-        b.create<scf::YieldOp>(l);
-      });
+  // Built first and filled after: the kernel calls need the loop to be in
+  // the function already.
+  auto loop = b.create<scf::ForOp>(loc, indexConst(b, loc, 0),
+                                   indexConst(b, loc, batches),
+                                   indexConst(b, loc, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value batch = loop.getInductionVar();
+  if (!sharedB)
+    emitPackB(b, loc, bBatches, batch, packed, k, n);
+  Value i = b.create<arith::IndexCastOp>(loc, b.getI64Type(), batch);
+  auto offset = [&](Value base, int64_t elements) -> Value {
+    Value bytes = b.create<arith::MulIOp>(
+        loc, i, b.create<arith::ConstantIntOp>(loc, elements * 4, 64));
+    return b.create<arith::AddIOp>(loc, base, bytes);
+  };
+  // mlcc_gemm_args: a, packed_b, bias, c.
+  ctx.callKernel(symbol, {offset(aAddress, m * k), packedAddress, zero,
+                          offset(cAddress, m * n)});
   return TargetLowering::Lowered;
 }
 

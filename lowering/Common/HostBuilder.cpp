@@ -104,6 +104,9 @@ public:
   Value addData(StringRef hint, std::vector<uint8_t> bytes) override;
   std::string addKernel(StringRef hint, std::vector<uint8_t> code) override;
   void callKernel(StringRef symbol, ArrayRef<Value> fields) override;
+  void parallelFor(int64_t n, ArrayRef<Value> fields,
+                   std::function<void(Value, ValueRange)> body) override;
+  Value numThreads() override;
 
 private:
   struct Slot {
@@ -113,6 +116,9 @@ private:
   };
 
   LogicalResult checkSupported();
+  MemRefType poolType() { return MemRefType::get({1}, b.getI8Type()); }
+  Value pool() { return entry.getArguments().back(); }
+  void declareRuntime(StringRef name, FunctionType type);
   void createModuleAndEntry();
   void computeLastUses();
   LogicalResult lowerOp(Operation *op);
@@ -199,6 +205,8 @@ void HostBuilder::createModuleAndEntry() {
     args.push_back(portable::bufferType(t));
   for (Type t : type.getResults())
     args.push_back(portable::bufferType(t));
+  // Last: the thread pool (an opaque pointer, may be null).
+  args.push_back(poolType());
   out.entry = "mlcc_" + modelName + "_entry";
   entry = b.create<func::FuncOp>(graph.getLoc(), out.entry,
                                  FunctionType::get(ctx, args, b.getI32Type()));
@@ -401,8 +409,14 @@ void HostBuilder::callKernel(StringRef symbol, ArrayRef<Value> fields) {
   Value args;
   {
     // Allocas at the top: one stack slot per call site, not per iteration.
+    // In whichever function the call is (the entry or a parallel body).
+    auto function = b.getInsertionBlock()
+                        ->getParent()
+                        ->getParentOfType<func::FuncOp>();
+    if (!function)
+      function = cast<func::FuncOp>(b.getInsertionBlock()->getParentOp());
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&entry.getBody().front());
+    b.setInsertionPointToStart(&function.getBody().front());
     args = b.create<memref::AllocaOp>(currentLoc, argsType,
                                       b.getI64IntegerAttr(8));
   }
@@ -416,6 +430,82 @@ void HostBuilder::callKernel(StringRef symbol, ArrayRef<Value> fields) {
       currentLoc, MemRefType::get({1}, b.getI64Type()), args, 0,
       ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1});
   b.create<func::CallOp>(currentLoc, symbol, TypeRange{}, ValueRange{cast});
+}
+
+void HostBuilder::declareRuntime(StringRef name, FunctionType type) {
+  if (host.lookupSymbol(name))
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(entry);
+  b.create<func::FuncOp>(currentLoc, name, type).setPrivate();
+}
+
+Value HostBuilder::numThreads() {
+  FunctionType type = b.getFunctionType({poolType()}, {b.getI32Type()});
+  declareRuntime("mlcc_threadpool_num_threads", type);
+  Value n = b.create<func::CallOp>(currentLoc, "mlcc_threadpool_num_threads",
+                                   TypeRange{b.getI32Type()},
+                                   ValueRange{pool()})
+                .getResult(0);
+  return b.create<arith::ExtSIOp>(currentLoc, b.getI64Type(), n);
+}
+
+// body(i, fields) for i in [0, n): a function `void body(i64 *fields, i64
+// begin, i64 end)` that loops over its chunk, handed to
+// mlcc_threadpool_parallel_for with the fields in an array on this stack.
+void HostBuilder::parallelFor(int64_t n, ArrayRef<Value> fields,
+                              std::function<void(Value, ValueRange)> body) {
+  auto fieldsType = MemRefType::get({kMaxParallelFields}, b.getI64Type());
+  FunctionType bodyType = b.getFunctionType(
+      {fieldsType, b.getI64Type(), b.getI64Type()}, {});
+  std::string name = uniqueSymbol("parallel", "body");
+  func::FuncOp function;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(entry);
+    function = b.create<func::FuncOp>(currentLoc, name, bodyType);
+    function.setPrivate();
+    Block *block = function.addEntryBlock();
+    b.setInsertionPointToStart(block);
+    SmallVector<Value> loaded;
+    for (size_t i = 0; i < fields.size(); ++i)
+      loaded.push_back(b.create<memref::LoadOp>(
+          currentLoc, block->getArgument(0),
+          ValueRange{b.create<arith::ConstantIndexOp>(currentLoc, i)}));
+    auto toIndex = [&](Value v) {
+      return b.create<arith::IndexCastOp>(currentLoc, b.getIndexType(), v);
+    };
+    auto loop = b.create<scf::ForOp>(
+        currentLoc, toIndex(block->getArgument(1)),
+        toIndex(block->getArgument(2)),
+        b.create<arith::ConstantIndexOp>(currentLoc, 1));
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = b.create<arith::IndexCastOp>(currentLoc, b.getI64Type(),
+                                           loop.getInductionVar());
+    body(i, loaded);
+    b.setInsertionPointToEnd(block);
+    b.create<func::ReturnOp>(currentLoc);
+  }
+
+  Value array;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&entry.getBody().front());
+    array = b.create<memref::AllocaOp>(currentLoc, fieldsType,
+                                       b.getI64IntegerAttr(8));
+  }
+  for (auto [i, field] : llvm::enumerate(fields))
+    b.create<memref::StoreOp>(
+        currentLoc, field, array,
+        ValueRange{b.create<arith::ConstantIndexOp>(currentLoc, i)});
+  FunctionType parallelForType = b.getFunctionType(
+      {poolType(), b.getI64Type(), bodyType, fieldsType}, {b.getI32Type()});
+  declareRuntime("mlcc_threadpool_parallel_for", parallelForType);
+  Value fn = b.create<func::ConstantOp>(currentLoc, bodyType, name);
+  Value count = b.create<arith::ConstantIntOp>(currentLoc, n, 64);
+  b.create<func::CallOp>(currentLoc, "mlcc_threadpool_parallel_for",
+                         TypeRange{b.getI32Type()},
+                         ValueRange{pool(), count, fn, array});
 }
 
 LogicalResult HostBuilder::lowerOp(Operation *op) {

@@ -105,6 +105,7 @@ Function *APIWriter::defineInvoke(StringRef entryName) {
     args.push_back(load(f->getArg(1), i));
   for (size_t i = 0; i < iface.outputs.size(); ++i)
     args.push_back(load(f->getArg(2), i));
+  args.push_back(f->getArg(3));
   b.CreateRet(b.CreateCall(entry, args));
   return f;
 }

@@ -21,7 +21,7 @@ namespace mlcc::lowering {
 std::string modelDescriptorSymbol(const ModelInterface &iface);
 
 /// Adds the descriptor and the API functions to `m`, which defines
-/// `entry` as i32 (ptr arena, ptr input..., ptr output...).
+/// `entry` as i32 (ptr arena, ptr input..., ptr output..., ptr pool).
 void addModelAPI(llvm::Module &m, const ModelInterface &iface,
                  llvm::StringRef entry);
 

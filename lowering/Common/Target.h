@@ -74,12 +74,26 @@ public:
   /// once) and returns its symbol.
   virtual std::string addKernel(llvm::StringRef hint,
                                 std::vector<uint8_t> code) = 0;
+  /// Runs body(i, fields) for i in [0, n) on the model's thread pool
+  /// (serially when it has one thread or none): the body is emitted into a
+  /// function of its own that parallel_for calls with chunks of the range;
+  /// `fields` (at most kMaxParallelFields i64 values: addresses, sizes) are
+  /// what it sees of this function, as arguments of that function.
+  virtual void parallelFor(
+      int64_t n, llvm::ArrayRef<mlir::Value> fields,
+      std::function<void(mlir::Value index, mlir::ValueRange fields)> body) = 0;
+  /// The i64 number of threads the model runs on (1 without a pool).
+  virtual mlir::Value numThreads() = 0;
+
   /// Emits `symbol(&args)`, where args is an array of 8-byte fields holding
   /// `fields` (i64 values: addresses or integers), the layout of every args
   /// struct in KernelABI.h.
   virtual void callKernel(llvm::StringRef symbol,
                           llvm::ArrayRef<mlir::Value> fields) = 0;
 };
+
+/// The most i64 fields a parallelFor body can take.
+constexpr int64_t kMaxParallelFields = 16;
 
 /// The outcome of Target::lowerOp.
 enum class TargetLowering { Lowered, Declined, Failed };

@@ -38,6 +38,7 @@ struct RunOptions {
   double rtol = 1e-3;
   double atol = 1e-5;
   std::string save;
+  int threads = 1;
 };
 
 struct BenchOptions {

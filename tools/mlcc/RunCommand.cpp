@@ -28,16 +28,23 @@ static void printSummary(const std::string &name, const ref::Tensor &t) {
 }
 
 static ref::Status compileAndRun(ModuleOp module, const std::string &target,
-                                 const std::string &name,
+                                 const std::string &name, int threads,
                                  const std::vector<ref::Tensor> &inputs,
                                  std::vector<ref::Tensor> &outputs) {
   lowering::CompileModelOptions options;
   options.name = name;
   lowering::CompiledModel compiled;
   MLCC_RETURN_IF_ERROR(compileForTarget(module, target, options, compiled));
+  mlcc_threadpool *pool = nullptr;
+  if (threads != 1 && mlcc_threadpool_create(threads, &pool) != MLCC_OK)
+    return ref::Status::error(mlcc_last_error_message());
   std::unique_ptr<CompiledModelRunner> runner;
-  MLCC_RETURN_IF_ERROR(CompiledModelRunner::load(compiled, nullptr, runner));
-  return runner->run(inputs, outputs);
+  ref::Status s = CompiledModelRunner::load(compiled, pool, runner);
+  if (s.ok())
+    s = runner->run(inputs, outputs);
+  runner.reset();
+  mlcc_threadpool_destroy(pool);
+  return s;
 }
 
 int runRun(const RunOptions &options) {
@@ -59,7 +66,8 @@ int runRun(const RunOptions &options) {
     s = executor.run(inputs, outputs);
   } else {
     s = compileAndRun(*module, options.target,
-                      defaultModelName(options.model.model), inputs, outputs);
+                      defaultModelName(options.model.model), options.threads,
+                      inputs, outputs);
   }
   if (s.failed()) {
     printErrors({"running the model failed: " + s.message()});

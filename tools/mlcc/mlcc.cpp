@@ -83,6 +83,10 @@ int main(int argc, char **argv) {
   runCmd->add_option("--atol", run.atol, "Absolute tolerance for --check")
       ->capture_default_str();
   runCmd->add_option("--save", run.save, "Write the outputs as output_N.pb here");
+  runCmd->add_option("--threads", run.threads,
+                     "Threads of the runtime's pool for a compiled target "
+                     "(0: one per core)")
+      ->capture_default_str();
 
   BenchOptions bench;
   CLI::App *benchCmd = app.add_subcommand(

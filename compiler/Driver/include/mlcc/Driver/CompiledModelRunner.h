@@ -56,6 +56,7 @@ private:
   CompiledModelRunner() = default;
   std::unique_ptr<lowering::InProcessModel> model;
   mlcc_model_context *ctx = nullptr;
+  mlcc_threadpool *pool = nullptr;
   std::vector<uint8_t> poisonedArena;
 };
 
