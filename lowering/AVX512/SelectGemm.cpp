@@ -191,6 +191,72 @@ TargetLowering selectRuntimeMatmul(Operation *op, OpLoweringContext &ctx) {
   return TargetLowering::Lowered;
 }
 
+/// Columns of C one thread computes per kernel call: four panels, the
+/// kernel's widest register block.
+constexpr int64_t kThreadedColumns = 4 * kGemmPanel;
+
+/// On a pool of several threads, C's columns are split in chunks of
+/// kThreadedColumns over the threads, each chunk a kernel call at offsets
+/// into packed B (whole panels), the bias and C (ldc = N); on one thread the
+/// whole-GEMM kernel runs. Fails (nothing emitted) if a chunk kernel cannot
+/// be generated.
+LogicalResult emitThreadedGemm(Operation *op, OpLoweringContext &ctx,
+                               const GemmSpec &spec, StringRef wholeKernel,
+                               ArrayRef<Value> fields) {
+  int64_t chunks = (spec.n + kThreadedColumns - 1) / kThreadedColumns;
+  int64_t tail = spec.n - (chunks - 1) * kThreadedColumns;
+  auto generate = [&](int64_t n, std::string &symbol) {
+    GemmSpec part = spec;
+    part.n = n;
+    part.ldc = spec.n;
+    std::vector<uint8_t> code;
+    if (generateGemm(part, code).failed())
+      return false;
+    symbol = ctx.addKernel(spec.name + "_cols", std::move(code));
+    return true;
+  };
+  std::string chunkKernel, tailKernel;
+  if (!generate(kThreadedColumns, chunkKernel) ||
+      (tail != kThreadedColumns && !generate(tail, tailKernel)))
+    return failure();
+
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
+  Value threaded = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
+                                           ctx.numThreads(), one);
+  auto ifOp = b.create<scf::IfOp>(loc, threaded, /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  ctx.callKernel(wholeKernel, fields);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  ctx.parallelFor(chunks, fields, [&](Value i, ValueRange f) {
+    auto offset = [&](Value base, int64_t bytes) -> Value {
+      Value step = b.create<arith::ConstantIntOp>(loc, bytes, 64);
+      return b.create<arith::AddIOp>(loc, base,
+                                     b.create<arith::MulIOp>(loc, i, step));
+    };
+    SmallVector<Value> args{f[0], offset(f[1], spec.k * kThreadedColumns * 4),
+                            spec.bias ? offset(f[2], kThreadedColumns * 4)
+                                      : f[2],
+                            offset(f[3], kThreadedColumns * 4)};
+    if (tailKernel.empty()) {
+      ctx.callKernel(chunkKernel, args);
+      return;
+    }
+    Value last = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, i,
+        b.create<arith::ConstantIntOp>(loc, chunks - 1, 64));
+    auto isLast = b.create<scf::IfOp>(loc, last, /*withElse=*/true);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&isLast.getThenRegion().front());
+    ctx.callKernel(tailKernel, args);
+    b.setInsertionPointToStart(&isLast.getElseRegion().front());
+    ctx.callKernel(chunkKernel, args);
+  });
+  return success();
+}
+
 } // namespace
 
 TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
@@ -228,8 +294,11 @@ TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
   Value bias = spec.bias ? ctx.addData(spec.name + "_bias", bytesOf(plan.bias))
                          : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
   // mlcc_gemm_args: a, packed_b, bias, c.
-  ctx.callKernel(symbol, {ctx.address(ctx.buffer(plan.a)), packedB, bias,
-                          ctx.address(ctx.buffer(plan.result))});
+  SmallVector<Value> fields{ctx.address(ctx.buffer(plan.a)), packedB, bias,
+                            ctx.address(ctx.buffer(plan.result))};
+  if (spec.n <= kThreadedColumns || failed(emitThreadedGemm(op, ctx, spec,
+                                                            symbol, fields)))
+    ctx.callKernel(symbol, fields);
   return TargetLowering::Lowered;
 }
 
