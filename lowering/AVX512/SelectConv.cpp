@@ -8,12 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockedLayout.h"
+#include "ChunkedKernelCalls.h"
 #include "Conv.h"
 #include "KernelABI.h"
 #include "SelectionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 
@@ -84,41 +84,11 @@ LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
   (void)convOutputSize(spec, oh, ow);
   int64_t weightBlockBytes =
       convBlocks(spec.c) * spec.kernel[0] * spec.kernel[1] * 256 * 4;
-  int64_t outputBlockBytes = oh * ow * kConvBlock * 4;
-
-  OpBuilder &b = ctx.builder();
-  Location loc = ctx.loc();
-  Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
-  Value threaded = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
-                                           ctx.numThreads(), one);
-  auto ifOp = b.create<scf::IfOp>(loc, threaded, /*withElse=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  ctx.callKernel(wholeKernel, fields);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  ctx.parallelFor(blocks, fields, [&](Value i, ValueRange f) {
-    auto offset = [&](Value base, int64_t bytes) -> Value {
-      Value step = b.create<arith::ConstantIntOp>(loc, bytes, 64);
-      return b.create<arith::AddIOp>(loc, base,
-                                     b.create<arith::MulIOp>(loc, i, step));
-    };
-    SmallVector<Value> args{f[0], offset(f[1], weightBlockBytes),
-                            spec.bias ? offset(f[2], kConvBlock * 4) : f[2],
-                            offset(f[3], outputBlockBytes)};
-    if (tailKernel.empty()) {
-      ctx.callKernel(blockKernel, args);
-      return;
-    }
-    Value last = b.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::eq, i,
-        b.create<arith::ConstantIntOp>(loc, blocks - 1, 64));
-    auto isLast = b.create<scf::IfOp>(loc, last, /*withElse=*/true);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(&isLast.getThenRegion().front());
-    ctx.callKernel(tailKernel, args);
-    b.setInsertionPointToStart(&isLast.getElseRegion().front());
-    ctx.callKernel(blockKernel, args);
-  });
+  // src, weights, bias, dst.
+  emitChunkedKernelCalls(
+      ctx, {wholeKernel.str(), blockKernel, tailKernel, blocks}, fields,
+      {0, weightBlockBytes, spec.bias ? kConvBlock * 4 : 0,
+       oh * ow * kConvBlock * 4});
   return success();
 }
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChunkedKernelCalls.h"
 #include "Gemm.h"
 #include "KernelABI.h"
 #include "SelectionUtils.h"
@@ -220,40 +221,11 @@ LogicalResult emitThreadedGemm(Operation *op, OpLoweringContext &ctx,
       (tail != kThreadedColumns && !generate(tail, tailKernel)))
     return failure();
 
-  OpBuilder &b = ctx.builder();
-  Location loc = ctx.loc();
-  Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
-  Value threaded = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
-                                           ctx.numThreads(), one);
-  auto ifOp = b.create<scf::IfOp>(loc, threaded, /*withElse=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  ctx.callKernel(wholeKernel, fields);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  ctx.parallelFor(chunks, fields, [&](Value i, ValueRange f) {
-    auto offset = [&](Value base, int64_t bytes) -> Value {
-      Value step = b.create<arith::ConstantIntOp>(loc, bytes, 64);
-      return b.create<arith::AddIOp>(loc, base,
-                                     b.create<arith::MulIOp>(loc, i, step));
-    };
-    SmallVector<Value> args{f[0], offset(f[1], spec.k * kThreadedColumns * 4),
-                            spec.bias ? offset(f[2], kThreadedColumns * 4)
-                                      : f[2],
-                            offset(f[3], kThreadedColumns * 4)};
-    if (tailKernel.empty()) {
-      ctx.callKernel(chunkKernel, args);
-      return;
-    }
-    Value last = b.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::eq, i,
-        b.create<arith::ConstantIntOp>(loc, chunks - 1, 64));
-    auto isLast = b.create<scf::IfOp>(loc, last, /*withElse=*/true);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(&isLast.getThenRegion().front());
-    ctx.callKernel(tailKernel, args);
-    b.setInsertionPointToStart(&isLast.getElseRegion().front());
-    ctx.callKernel(chunkKernel, args);
-  });
+  // a, packed_b, bias, c.
+  emitChunkedKernelCalls(
+      ctx, {wholeKernel.str(), chunkKernel, tailKernel, chunks}, fields,
+      {0, spec.k * kThreadedColumns * 4, spec.bias ? kThreadedColumns * 4 : 0,
+       kThreadedColumns * 4});
   return success();
 }
 

@@ -1,0 +1,34 @@
+//===- ChunkedKernelCalls.h - One kernel or chunks over the pool -*- C++ -*-===//
+//
+// How a kernel's work is split over the thread pool: on one thread the
+// kernel generated for the whole op runs; on several, parallelFor calls a
+// kernel generated for one chunk (and another for a narrower last chunk)
+// with each args field moved by a fixed number of bytes per chunk.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_AVX512_CHUNKEDKERNELCALLS_H
+#define MLCC_LOWERING_AVX512_CHUNKEDKERNELCALLS_H
+
+#include "KernelSelection.h"
+
+namespace mlcc::avx512 {
+
+struct ChunkedKernels {
+  std::string whole;
+  std::string chunk;
+  /// For the last chunk when it is narrower; empty when all are equal.
+  std::string tail;
+  int64_t chunks = 0;
+};
+
+/// Emits the run-time choice above. fields[i] of chunk c is
+/// fields[i] + c * strideBytes[i] (0: the same for every chunk).
+void emitChunkedKernelCalls(OpLoweringContext &ctx,
+                            const ChunkedKernels &kernels,
+                            llvm::ArrayRef<mlir::Value> fields,
+                            llvm::ArrayRef<int64_t> strideBytes);
+
+} // namespace mlcc::avx512
+
+#endif // MLCC_LOWERING_AVX512_CHUNKEDKERNELCALLS_H
