@@ -6,6 +6,8 @@
 #                                           # a C identifier ("resnet-50" ->
 #                                           # resnet_50); for model.onnx the
 #                                           # folder's name
+#                  [EXTERNAL_WEIGHTS]       # weights in <dir>/<n>.weights,
+#                                           # not in the object
 #                  [OPTIONS <args>...])     # more `mlcc compile` arguments,
 #                                           # e.g. --dim batch=1
 #
@@ -17,6 +19,11 @@
 #   #include "<n>.h"
 # and calls mlcc_<n>_create/run/run_static/destroy. Editing the model or
 # rebuilding the compiler recompiles the model.
+#
+# With EXTERNAL_WEIGHTS the model is compiled with `--weights external`: the
+# weights go to <dir>/<n>.weights, whose path the variable MLCC_<n>_WEIGHTS
+# (set in the caller's scope) holds, and mlcc_<n>_create takes the path of
+# that file (install or ship it with the application).
 #
 # Call it in the directory that defines <target>: CMake builds a custom
 # command's outputs only for targets of that directory.
@@ -35,7 +42,8 @@
 include_guard(GLOBAL)
 
 function(mlcc_add_model target model)
-  cmake_parse_arguments(PARSE_ARGV 2 ARG "" "TARGET;NAME" "OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 2 ARG "EXTERNAL_WEIGHTS" "TARGET;NAME"
+    "OPTIONS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR
       "mlcc_add_model: unexpected arguments: ${ARG_UNPARSED_ARGUMENTS}")
@@ -89,7 +97,8 @@ function(mlcc_add_model target model)
   # (mlcc_model_create, mlcc_arena_create, ...), and MLCC_<NAME>_* its
   # macros.
   string(TOLOWER "${ARG_NAME}" lower_name)
-  if(lower_name MATCHES "^(model|arena|threadpool|tensor|dtype|status|last_error)$")
+  if(lower_name MATCHES
+     "^(model|arena|threadpool|tensor|dtype|status|last_error|parallel)$")
     message(FATAL_ERROR
       "mlcc_add_model: the model name '${ARG_NAME}' would clash with the "
       "mlcc runtime's mlcc_${lower_name}_* names; pass another NAME")
@@ -98,15 +107,24 @@ function(mlcc_add_model target model)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/mlcc_models")
   set(object "${dir}/${ARG_NAME}.o")
   set(header "${dir}/${ARG_NAME}.h")
+  set(outputs "${object}" "${header}")
+  set(weights_args)
+  if(ARG_EXTERNAL_WEIGHTS)
+    set(weights "${dir}/${ARG_NAME}.weights")
+    list(APPEND outputs "${weights}")
+    set(weights_args --weights external --weights-file "${weights}")
+    set(MLCC_${ARG_NAME}_WEIGHTS "${weights}" PARENT_SCOPE)
+  endif()
 
   # Several targets of one directory may share a model; one rule makes it.
   # A second, different model under the same name would overwrite the first.
-  set(key "${model_path}|${ARG_TARGET}|${ARG_OPTIONS}")
+  set(key "${model_path}|${ARG_TARGET}|${ARG_OPTIONS}|${ARG_EXTERNAL_WEIGHTS}")
   get_property(previous DIRECTORY PROPERTY "MLCC_MODEL_${ARG_NAME}")
   if(previous AND NOT previous STREQUAL key)
     message(FATAL_ERROR
       "mlcc_add_model: this directory already compiles a different model "
-      "named '${ARG_NAME}' (another file, TARGET or OPTIONS); give one of "
+      "named '${ARG_NAME}' (another file, TARGET, OPTIONS or "
+      "EXTERNAL_WEIGHTS); give one of "
       "them another NAME")
   endif()
   if(NOT previous)
@@ -116,10 +134,10 @@ function(mlcc_add_model target model)
     # dependency on its executable, so a rebuilt or reinstalled compiler
     # recompiles the model; an in-tree target is also built first.
     add_custom_command(
-      OUTPUT "${object}" "${header}"
+      OUTPUT ${outputs}
       COMMAND ${MLCC_COMPILER} compile "${model_path}"
         --target ${ARG_TARGET} --name ${ARG_NAME}
-        -o "${object}" --header "${header}" ${ARG_OPTIONS}
+        -o "${object}" --header "${header}" ${weights_args} ${ARG_OPTIONS}
       DEPENDS "${model_path}" ${MLCC_COMPILER}
       COMMENT "mlcc: compiling ${model} for ${ARG_TARGET} (${ARG_NAME}.o)"
       VERBATIM)

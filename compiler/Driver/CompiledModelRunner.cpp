@@ -28,6 +28,13 @@ Status compileForTarget(mlir::ModuleOp module, const std::string &target,
   return Status::error(message);
 }
 
+template <typename T> static T *alignUp(T *p) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  uintptr_t aligned = (address + MLCC_ARENA_ALIGNMENT - 1) /
+                      MLCC_ARENA_ALIGNMENT * MLCC_ARENA_ALIGNMENT;
+  return p + (aligned - address) / sizeof(T);
+}
+
 Status CompiledModelRunner::load(const lowering::CompiledModel &compiled,
                                  mlcc_threadpool *pool,
                                  std::unique_ptr<CompiledModelRunner> &out,
@@ -40,7 +47,21 @@ Status CompiledModelRunner::load(const lowering::CompiledModel &compiled,
   std::unique_ptr<CompiledModelRunner> runner(new CompiledModelRunner());
   runner->model = std::move(*model);
   runner->pool = pool;
-  if (mlcc_model_create(runner->descriptor(), pool, &runner->ctx) != MLCC_OK)
+  mlcc_status status;
+  if (compiled.interface.externalWeights) {
+    // The weights file's image, 64-byte aligned, as an application that
+    // maps the file would hand it over.
+    const std::string &file = compiled.weightsFile;
+    runner->weightsImage.assign(file.size() + MLCC_ARENA_ALIGNMENT, 0);
+    char *image = alignUp(runner->weightsImage.data());
+    std::memcpy(image, file.data(), file.size());
+    runner->weights = image + sizeof(mlcc_weights_header);
+    status = mlcc_model_create_from_memory(runner->descriptor(), image,
+                                           file.size(), pool, &runner->ctx);
+  } else {
+    status = mlcc_model_create(runner->descriptor(), pool, &runner->ctx);
+  }
+  if (status != MLCC_OK)
     return Status::error(mlcc_last_error_message());
   out = std::move(runner);
   return Status::success();
@@ -81,13 +102,11 @@ Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
   mlcc_status status;
   if (poisonArena) {
     poisonedArena.assign(desc->arena_bytes + MLCC_ARENA_ALIGNMENT, 0xff);
-    uintptr_t p = reinterpret_cast<uintptr_t>(poisonedArena.data());
-    void *aligned = reinterpret_cast<void *>(
-        (p + MLCC_ARENA_ALIGNMENT - 1) / MLCC_ARENA_ALIGNMENT *
-        MLCC_ARENA_ALIGNMENT);
-    if (pool) {
+    void *aligned = alignUp(poisonedArena.data());
+    if (pool || weights) {
       // The entry itself, so that the poisoned arena is used with the
-      // pool (run_with_arena is single-threaded by contract).
+      // pool or the weights (run_with_arena is single-threaded and for
+      // weights in the object, by contract).
       std::vector<const void *> inPtrs;
       std::vector<void *> outPtrs;
       for (const mlcc_tensor &t : in)
@@ -95,7 +114,7 @@ Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
       for (const mlcc_tensor &t : out)
         outPtrs.push_back(t.data);
       status = static_cast<mlcc_status>(
-          desc->entry(aligned, inPtrs.data(), outPtrs.data(), pool));
+          desc->entry(aligned, weights, inPtrs.data(), outPtrs.data(), pool));
     } else {
       status = mlcc_model_run_with_arena(desc, aligned, desc->arena_bytes,
                                          in.data(), out.data());

@@ -31,6 +31,38 @@ bool isReservedModelName(llvm::StringRef name) {
                             name);
 }
 
+// FNV-1a, 64 bits: identical weights data give the same fingerprint, and a
+// file from another compile (other weights, other packing) almost surely
+// does not.
+static uint64_t fingerprint(const std::vector<uint8_t> &data) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint8_t byte : data) {
+    h ^= byte;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// The weights file of runtime/include/mlcc/model.h: a 64-byte header
+// (magic, header size, data size, fingerprint, model name; little-endian),
+// then the data.
+static std::string weightsFileImage(const ModelInterface &iface,
+                                    const std::vector<uint8_t> &data) {
+  std::string image(64, '\0');
+  auto put = [&](size_t at, uint64_t v, unsigned bytes) {
+    for (unsigned i = 0; i < bytes; ++i)
+      image[at + i] = static_cast<char>(v >> (8 * i));
+  };
+  image.replace(0, 8, "MLCCWGT1");
+  put(8, 64, 4);
+  put(16, iface.weightsBytes, 8);
+  put(24, iface.weightsFingerprint, 8);
+  image.replace(32, std::min<size_t>(iface.name.size(), 32), iface.name, 0,
+                32);
+  image.append(data.begin(), data.end());
+  return image;
+}
+
 static func::FuncOp findMain(ModuleOp module) {
   func::FuncOp main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
@@ -65,13 +97,21 @@ LogicalResult compileModel(ModuleOp graph, Target &target,
       return success();
     });
     if (failed(buildHostModule(main, target, options.name,
-                               {options.profile, options.targetKernels},
+                               {options.profile, options.targetKernels,
+                                options.externalWeights},
                                host))) {
       if (errors.empty())
         errors.push_back("lowering to --target " + target.name().str() +
                          " failed");
       return failure();
     }
+  }
+  if (options.externalWeights) {
+    host.interface.externalWeights = true;
+    host.interface.weightsBytes = host.weights.size();
+    host.interface.weightsFingerprint = fingerprint(host.weights);
+    out.weightBytes = host.weights.size();
+    out.weightsFile = weightsFileImage(host.interface, host.weights);
   }
   if (options.hostMlir) {
     host.module->print(*options.hostMlir);

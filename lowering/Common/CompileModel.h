@@ -31,6 +31,9 @@ struct CompileModelOptions {
   bool profile = false;
   /// Off: no target kernels, every op through the portable lowering.
   bool targetKernels = true;
+  /// Weights go to CompiledModel::weightsFile instead of the object
+  /// (`mlcc compile --weights external`).
+  bool externalWeights = false;
 };
 
 struct CompiledModel {
@@ -46,6 +49,9 @@ struct CompiledModel {
   uint64_t arenaLowerBound = 0;
   size_t numKernels = 0;
   uint64_t weightBytes = 0;
+  /// With external weights: the weights file (runtime/include/mlcc/model.h,
+  /// mlcc_weights_header, then the data).
+  std::string weightsFile;
   /// With CompileModelOptions::profile: what each profile index stands for.
   std::vector<std::string> profiledOps;
 };

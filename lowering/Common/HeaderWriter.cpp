@@ -325,6 +325,10 @@ bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
     os << "// Bytes of the activation arena of " << fn
        << "run_with_arena (at least).\n#define " << mac << "ARENA_BYTES "
        << m.arenaBytes << "u\n";
+  if (m.externalWeights)
+    os << "// Data bytes of the weights file (after its 64-byte header).\n"
+          "#define "
+       << mac << "WEIGHTS_BYTES " << m.weightsBytes << "u\n";
   os << "\n";
   for (size_t i = 0; i < m.inputs.size(); ++i)
     emitTensor(os, mac, fn, "input", i, m.inputs[i]);
@@ -341,11 +345,27 @@ bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
         "and\n"
         "// must outlive the context.\n";
   if (m.externalWeights)
-    os << "// `weights_path` names the weights side file written by mlcc.\n";
+    os << "// `weights_path` names the weights file mlcc wrote with the "
+          "object\n"
+          "// (--weights external); it is read now, and a file of another "
+          "model\n"
+          "// or another compile is refused.\n";
   os << "mlcc_status " << fn << "create(mlcc_threadpool *pool, ";
   if (m.externalWeights)
     os << "const char *weights_path,\n    ";
   os << ctx << " **out);\n\n";
+  if (m.externalWeights)
+    os << "// As " << fn
+       << "create with the weights file's whole image (64-byte\n"
+          "// header, then "
+       << mac
+       << "WEIGHTS_BYTES of data) already in memory, 64-byte\n"
+          "// aligned; it is borrowed and must outlive the context.\n"
+          "mlcc_status "
+       << fn
+       << "create_from_memory(mlcc_threadpool *pool, const void *image,\n"
+          "    size_t image_size, "
+       << ctx << " **out);\n\n";
 
   os << "// Frees the context. NULL is a no-op.\n";
   os << "void " << fn << "destroy(" << ctx << " *ctx);\n\n";

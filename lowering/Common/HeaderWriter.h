@@ -44,8 +44,13 @@ struct ModelInterface {
   std::vector<InterfaceTensor> outputs;
   /// Activation arena bytes; only emitted when every shape is static.
   uint64_t arenaBytes = 0;
-  /// The weights live in a side file that create() reads.
+  /// The weights live in a side file that create() reads, of weightsBytes
+  /// data bytes (after its 64-byte header).
   bool externalWeights = false;
+  uint64_t weightsBytes = 0;
+  /// The file's fingerprint, which the object's descriptor also holds (not
+  /// in the header: it is checked at create time).
+  uint64_t weightsFingerprint = 0;
 };
 
 /// Checks `m` and, when it is valid, writes its header into `header` and

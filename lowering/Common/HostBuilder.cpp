@@ -118,6 +118,11 @@ private:
   LogicalResult checkSupported();
   MemRefType poolType() { return MemRefType::get({1}, b.getI8Type()); }
   Value pool() { return entry.getArguments().back(); }
+  /// The entry's arguments: arena, weights, inputs..., outputs..., pool.
+  Value inputArg(unsigned i) { return entry.getArgument(2 + i); }
+  Value outputArg(unsigned i) {
+    return entry.getArgument(2 + graph.getNumArguments() + i);
+  }
   void declareRuntime(StringRef name, FunctionType type);
   void createModuleAndEntry();
   void computeLastUses();
@@ -127,7 +132,8 @@ private:
   int64_t lastUseOf(Value v) const;
   Value viewOfSlot(unsigned slot, ShapedType type);
   Value constantBuffer(Value v);
-  Value dataGlobal(StringRef hint, std::vector<uint8_t> bytes);
+  Value dataBuffer(StringRef hint, std::vector<uint8_t> bytes,
+                   MemRefType type);
   void finishArena();
   void emitProfileHook(const std::string &what);
   void moveAllocationsToArena(Operation *after);
@@ -143,6 +149,7 @@ private:
   ModuleOp host;
   func::FuncOp entry;
   Value arena;
+  Value weights;
   int64_t step = 0;
 
   DenseMap<Value, Value> buffers;
@@ -198,8 +205,10 @@ void HostBuilder::createModuleAndEntry() {
   out.module = host;
   b.setInsertionPointToEnd(host.getBody());
 
-  // The arena's size is set once it is planned.
-  SmallVector<Type> args{MemRefType::get({0}, b.getI8Type())};
+  // The arena's size is set once it is planned, the weights' (the data of
+  // the weights file; 0 bytes when they are globals) once all are added.
+  SmallVector<Type> args{MemRefType::get({0}, b.getI8Type()),
+                         MemRefType::get({0}, b.getI8Type())};
   FunctionType type = graph.getFunctionType();
   for (Type t : type.getInputs())
     args.push_back(portable::bufferType(t));
@@ -215,8 +224,9 @@ void HostBuilder::createModuleAndEntry() {
   Block *body = entry.addEntryBlock();
   b.setInsertionPointToStart(body);
   arena = body->getArgument(0);
+  weights = body->getArgument(1);
   for (unsigned i = 0; i < type.getNumInputs(); ++i)
-    buffers[graph.getArgument(i)] = body->getArgument(1 + i);
+    buffers[graph.getArgument(i)] = inputArg(i);
 }
 
 void HostBuilder::computeLastUses() {
@@ -266,8 +276,7 @@ int64_t HostBuilder::lastUseOf(Value v) const {
 Value HostBuilder::resultBuffer(Value result) {
   auto direct = directOutput.find(result);
   if (direct != directOutput.end())
-    return buffers[result] = entry.getArgument(1 + graph.getNumArguments() +
-                                               direct->second);
+    return buffers[result] = outputArg(direct->second);
   Value view =
       newSlot(cast<ShapedType>(result.getType()), step, lastUseOf(result));
   slotOfValue[result] = slots.size() - 1;
@@ -347,24 +356,46 @@ std::string HostBuilder::uniqueSymbol(StringRef kind, StringRef hint) {
   return name;
 }
 
-Value HostBuilder::dataGlobal(StringRef hint, std::vector<uint8_t> bytes) {
-  std::string name = uniqueSymbol("w", hint);
-  auto type = MemRefType::get({static_cast<int64_t>(bytes.size())},
-                              b.getI8Type());
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(entry);
-    // No initial value: a declaration; the object writer supplies the bytes.
-    b.create<memref::GlobalOp>(currentLoc, name, b.getStringAttr("public"),
-                               type, Attribute(), /*constant=*/false,
-                               b.getI64IntegerAttr(kAlignment));
+// Weights are either globals in the object or ranges of the weights file
+// (--weights external), whose data the entry gets as its second argument.
+// Either way the buffer is made at the top of the entry: its first use may
+// be inside a loop.
+Value HostBuilder::dataBuffer(StringRef hint, std::vector<uint8_t> bytes,
+                              MemRefType type) {
+  auto byteType = MemRefType::get({static_cast<int64_t>(bytes.size())},
+                                  b.getI8Type());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&entry.getBody().front());
+  Value source;
+  uint64_t offset = 0;
+  if (options.externalWeights) {
+    offset = llvm::alignTo(out.weights.size(), kAlignment);
+    out.weights.resize(offset);
+    out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
+    source = weights;
+  } else {
+    std::string name = uniqueSymbol("w", hint);
+    {
+      OpBuilder::InsertionGuard atModule(b);
+      b.setInsertionPoint(entry);
+      // No initial value: a declaration; the object writer supplies the
+      // bytes.
+      b.create<memref::GlobalOp>(currentLoc, name, b.getStringAttr("public"),
+                                 byteType, Attribute(), /*constant=*/false,
+                                 b.getI64IntegerAttr(kAlignment));
+    }
+    out.data.push_back({name, std::move(bytes)});
+    source = b.create<memref::GetGlobalOp>(currentLoc, byteType, name);
+    if (!type)
+      return source;
   }
-  out.data.push_back({name, std::move(bytes)});
-  return b.create<memref::GetGlobalOp>(currentLoc, type, name);
+  Value shift = b.create<arith::ConstantIndexOp>(currentLoc, offset);
+  return b.create<memref::ViewOp>(currentLoc, type ? type : byteType, source,
+                                  shift, ValueRange{});
 }
 
 Value HostBuilder::addData(StringRef hint, std::vector<uint8_t> bytes) {
-  return address(dataGlobal(hint, std::move(bytes)));
+  return address(dataBuffer(hint, std::move(bytes), nullptr));
 }
 
 Value HostBuilder::constantBuffer(Value v) {
@@ -375,15 +406,8 @@ Value HostBuilder::constantBuffer(Value v) {
   std::string hint = "const";
   if (auto loc = dyn_cast<NameLoc>(v.getLoc()))
     hint = loc.getName().str();
-  // At the top of the function: the first use may be inside a loop.
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&entry.getBody().front());
-  Value global =
-      dataGlobal(hint, std::vector<uint8_t>(p, p + t.byteSize()));
-  Value zero = b.create<arith::ConstantIndexOp>(currentLoc, 0);
-  return b.create<memref::ViewOp>(currentLoc,
-                                  portable::bufferType(v.getType()), global,
-                                  zero, ValueRange{});
+  return dataBuffer(hint, std::vector<uint8_t>(p, p + t.byteSize()),
+                    cast<MemRefType>(portable::bufferType(v.getType())));
 }
 
 std::string HostBuilder::addKernel(StringRef hint, std::vector<uint8_t> code) {
@@ -581,8 +605,12 @@ void HostBuilder::finishArena() {
   auto arenaType = MemRefType::get({static_cast<int64_t>(plan.bytes)},
                                    b.getI8Type());
   arena.setType(arenaType);
+  auto weightsType = MemRefType::get(
+      {static_cast<int64_t>(out.weights.size())}, b.getI8Type());
+  weights.setType(weightsType);
   SmallVector<Type> args(entry.getArgumentTypes());
   args[0] = arenaType;
+  args[1] = weightsType;
   entry.setFunctionType(
       FunctionType::get(entry.getContext(), args, entry.getResultTypes()));
 }
@@ -650,7 +678,7 @@ LogicalResult HostBuilder::build() {
   // Outputs that are not computed in place: copy them.
   currentLoc = body.getTerminator()->getLoc();
   for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands())) {
-    Value dst = entry.getArgument(1 + graph.getNumArguments() + i);
+    Value dst = outputArg(i);
     Value src = buffer(v);
     if (src != dst)
       b.create<memref::CopyOp>(currentLoc, src, dst);

@@ -1,12 +1,13 @@
 //===- HostBuilder.h - Graph function -> host schedule ----------*- C++ -*-===//
 //
 // Turns the simplified graph function into the host module: one function
-// `i32 @<prefix>_entry(arena, inputs..., outputs...)` whose arguments are
-// static memrefs (passed as bare pointers), with every intermediate a view
-// at a planned offset of the arena, and every op lowered either by the
-// target's kernels (calls to symbols whose code is in `kernels`) or by the
-// portable lowerings (linalg/scf/arith/math in place). Weights become
-// memref.global declarations whose bytes are in `data`.
+// `i32 @<prefix>_entry(arena, weights, inputs..., outputs..., pool)` whose
+// arguments are static memrefs (passed as bare pointers), with every
+// intermediate a view at a planned offset of the arena, and every op lowered
+// either by the target's kernels (calls to symbols whose code is in
+// `kernels`) or by the portable lowerings (linalg/scf/arith/math in place).
+// Weights become memref.global declarations whose bytes are in `data`, or,
+// with external weights, views of the `weights` argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +38,9 @@ struct HostModule {
   std::string entry;
   std::vector<NamedBytes> kernels;
   std::vector<NamedBytes> data;
+  /// With HostOptions::externalWeights: the data of the weights file, every
+  /// weight at a 64-byte aligned offset (and `data` empty).
+  std::vector<uint8_t> weights;
   /// Names, dtypes and shapes of inputs and outputs, and the arena size.
   ModelInterface interface;
   /// Bytes of all arena buffers added up, and the most live at once.
@@ -65,6 +69,9 @@ struct HostOptions {
   /// Let the target lower ops with its kernels; off, every op takes the
   /// portable lowering (to test it on the ops kernels usually take).
   bool targetKernels = true;
+  /// Address weights in the data the entry gets as its second argument
+  /// (HostModule::weights, the weights file) instead of as globals.
+  bool externalWeights = false;
 };
 
 mlir::LogicalResult buildHostModule(mlir::func::FuncOp graph, Target &target,

@@ -86,26 +86,26 @@ Constant *APIWriter::tensorTable(const std::vector<InterfaceTensor> &tensors,
                             prefix + kind + "s");
 }
 
-// i32 invoke(ptr arena, ptr inputs, ptr outputs, ptr pool): the descriptor's
-// entry; unpacks the pointer arrays into the entry's arguments.
+// i32 invoke(ptr arena, ptr weights, ptr inputs, ptr outputs, ptr pool): the
+// descriptor's entry; unpacks the pointer arrays into the entry's arguments.
 Function *APIWriter::defineInvoke(StringRef entryName) {
   Function *entry = m.getFunction(entryName);
   // Only the descriptor and the API functions leave the object.
   entry->setLinkage(GlobalValue::InternalLinkage);
-  auto *type = FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false);
+  auto *type = FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr}, false);
   Function *f = Function::Create(type, GlobalValue::InternalLinkage,
                                  prefix + "invoke", m);
   IRBuilder<> b(BasicBlock::Create(ctx, "", f));
-  std::vector<Value *> args{f->getArg(0)};
+  std::vector<Value *> args{f->getArg(0), f->getArg(1)};
   auto load = [&](Value *array, size_t i) {
     Value *slot = b.CreateConstInBoundsGEP1_64(ptr, array, i);
     return b.CreateLoad(ptr, slot);
   };
   for (size_t i = 0; i < iface.inputs.size(); ++i)
-    args.push_back(load(f->getArg(1), i));
-  for (size_t i = 0; i < iface.outputs.size(); ++i)
     args.push_back(load(f->getArg(2), i));
-  args.push_back(f->getArg(3));
+  for (size_t i = 0; i < iface.outputs.size(); ++i)
+    args.push_back(load(f->getArg(3), i));
+  args.push_back(f->getArg(4));
   b.CreateRet(b.CreateCall(entry, args));
   return f;
 }
@@ -126,14 +126,17 @@ FunctionCallee APIWriter::runtime(StringRef name, Type *result,
 void APIWriter::write(StringRef entry) {
   // mlcc_model_desc: see runtime/include/mlcc/model.h.
   StructType *descType = StructType::get(
-      ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64});
+      ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64, i64, i64});
   Constant *desc = ConstantStruct::get(
       descType,
-      {ConstantInt::get(i32, 1), ConstantInt::get(i32, iface.inputs.size()),
+      {ConstantInt::get(i32, 2), ConstantInt::get(i32, iface.inputs.size()),
        ConstantInt::get(i32, iface.outputs.size()), ConstantInt::get(i32, 0),
        string(iface.name, prefix + "name"), tensorTable(iface.inputs, "input"),
        tensorTable(iface.outputs, "output"),
        ConstantInt::get(i64, iface.arenaBytes), defineInvoke(entry),
+       ConstantInt::get(i64, iface.externalWeights ? iface.weightsBytes : 0),
+       ConstantInt::get(i64,
+                        iface.externalWeights ? iface.weightsFingerprint : 0),
        ConstantInt::get(i64, 0)});
   auto *descVar =
       new GlobalVariable(m, descType, true, GlobalValue::ExternalLinkage, desc,
@@ -152,12 +155,34 @@ void APIWriter::write(StringRef entry) {
     else
       b.CreateRet(r);
   };
-  forward(exported("create", i32, {ptr, ptr}),
-          runtime("mlcc_model_create", i32, {ptr, ptr, ptr}));
+  if (iface.externalWeights) {
+    // create(pool, path, out) -> mlcc_model_create_from_file(desc, path,
+    // pool, out); create_from_memory(pool, image, size, out) likewise.
+    auto reorder = [&](Function *f, FunctionCallee callee, unsigned n) {
+      IRBuilder<> b(BasicBlock::Create(ctx, "", f));
+      std::vector<Value *> args{descVar};
+      for (unsigned i = 1; i < n; ++i)
+        args.push_back(f->getArg(i));
+      args.push_back(f->getArg(0));
+      args.push_back(f->getArg(n));
+      b.CreateRet(b.CreateCall(callee, args));
+    };
+    reorder(exported("create", i32, {ptr, ptr, ptr}),
+            runtime("mlcc_model_create_from_file", i32, {ptr, ptr, ptr, ptr}),
+            2);
+    reorder(exported("create_from_memory", i32, {ptr, ptr, i64, ptr}),
+            runtime("mlcc_model_create_from_memory", i32,
+                    {ptr, ptr, i64, ptr, ptr}),
+            3);
+  } else {
+    forward(exported("create", i32, {ptr, ptr}),
+            runtime("mlcc_model_create", i32, {ptr, ptr, ptr}));
+    forward(exported("run_with_arena", i32, {ptr, i64, ptr, ptr}),
+            runtime("mlcc_model_run_with_arena", i32,
+                    {ptr, ptr, i64, ptr, ptr}));
+  }
   forward(exported("run", i32, {ptr, ptr, ptr}),
           runtime("mlcc_model_run", i32, {ptr, ptr, ptr, ptr}));
-  forward(exported("run_with_arena", i32, {ptr, i64, ptr, ptr}),
-          runtime("mlcc_model_run_with_arena", i32, {ptr, ptr, i64, ptr, ptr}));
   {
     Function *f = exported("destroy", voidTy, {ptr});
     IRBuilder<> b(BasicBlock::Create(ctx, "", f));

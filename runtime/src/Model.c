@@ -13,6 +13,7 @@
 
 #include "mlcc/model.h"
 #include "LastError.h"
+#include "WeightsFile.h"
 #include "mlcc/arena.h"
 
 #include <stdbool.h>
@@ -24,6 +25,8 @@ struct mlcc_model_context {
   const mlcc_model_desc *Desc; // the descriptor it was created for
   mlcc_threadpool *Pool;       // borrowed; may be NULL
   mlcc_arena *Arena;           // owned; desc->arena_bytes
+  const void *Weights;         // the weights file's data, or NULL
+  mlcc_arena *WeightsImage;    // owned copy of the file, or NULL (borrowed)
 };
 
 // Pointer arrays up to this many entries live on the stack; a model with
@@ -122,7 +125,8 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: the model descriptor has no name", fn);
   functionName(fn, desc, verb);
-  if (desc->reserved != 0 || desc->reserved2 != 0)
+  if (desc->reserved != 0 || desc->reserved2 != 0 ||
+      (desc->weights_bytes == 0 && desc->weights_fingerprint != 0))
     return mlcc_last_error_set(
         MLCC_INVALID_ARGUMENT,
         "%s: the model descriptor's reserved fields are not 0", fn);
@@ -153,43 +157,127 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
   return MLCC_OK;
 }
 
+// What the three create functions share: `weightsImage` (owned, may be
+// NULL) is freed on failure; `weights` is the data the entry reads.
+static mlcc_status createContext(const char *fn, const mlcc_model_desc *desc,
+                                 mlcc_threadpool *pool, const void *weights,
+                                 mlcc_arena *weightsImage,
+                                 mlcc_model_context **out) {
+  mlcc_model_context *ctx = NULL;
+  mlcc_status status = MLCC_OK;
+  if (desc->arena_bytes > SIZE_MAX)
+    status = mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
+                                 "%s: an arena of %llu bytes does not fit in "
+                                 "memory",
+                                 fn, (unsigned long long)desc->arena_bytes);
+  else if (!(ctx = malloc(sizeof(mlcc_model_context))))
+    status = mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
+                                 "%s: cannot allocate the context", fn);
+  if (status == MLCC_OK) {
+    ctx->Desc = desc;
+    ctx->Pool = pool;
+    ctx->Weights = weights;
+    ctx->WeightsImage = weightsImage;
+    status = mlcc_arena_create((size_t)desc->arena_bytes, &ctx->Arena);
+    if (status != MLCC_OK) {
+      free(ctx);
+      // Keep the arena's reason, but say which call it belongs to.
+      return mlcc_last_error_set(status, "%s: %s", fn,
+                                 mlcc_last_error_message());
+    }
+    *out = ctx;
+    return MLCC_OK;
+  }
+  mlcc_arena_destroy(weightsImage);
+  return status;
+}
+
+// The checks every create starts with; `external` says whether the caller
+// brings a weights file.
+static mlcc_status checkCreate(char *fn, const mlcc_model_desc *desc,
+                               mlcc_model_context **out, const char *verb,
+                               bool external) {
+  if (!out)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: out is NULL",
+                               functionName(fn, desc, verb));
+  *out = NULL;
+  mlcc_status status = checkDesc(desc, verb);
+  if (status != MLCC_OK)
+    return status;
+  functionName(fn, desc, verb);
+  if (external && desc->weights_bytes == 0)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "%s: model '%s' has its weights inside its object; it takes no "
+        "weights file",
+        fn, desc->name);
+  if (!external && desc->weights_bytes != 0)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "%s: model '%s' was compiled with --weights external; create it "
+        "from its weights file",
+        fn, desc->name);
+  return MLCC_OK;
+}
+
 mlcc_status mlcc_model_create(const mlcc_model_desc *desc,
                               mlcc_threadpool *pool, mlcc_model_context **out) {
   char fn[LabelCapacity];
-  if (!out)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: out is NULL",
-                               functionName(fn, desc, "create"));
-  *out = NULL;
-  mlcc_status status = checkDesc(desc, "create");
+  mlcc_status status = checkCreate(fn, desc, out, "create", false);
   if (status != MLCC_OK)
     return status;
-  functionName(fn, desc, "create");
-  if (desc->arena_bytes > SIZE_MAX)
-    return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
-                               "%s: an arena of %llu bytes does not fit in "
-                               "memory",
-                               fn, (unsigned long long)desc->arena_bytes);
+  return createContext(fn, desc, pool, NULL, NULL, out);
+}
 
-  mlcc_model_context *ctx = malloc(sizeof(mlcc_model_context));
-  if (!ctx)
-    return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
-                               "%s: cannot allocate the context", fn);
-  ctx->Desc = desc;
-  ctx->Pool = pool;
-  status = mlcc_arena_create((size_t)desc->arena_bytes, &ctx->Arena);
-  if (status != MLCC_OK) {
-    free(ctx);
-    // Keep the arena's reason, but say which call it belongs to.
-    return mlcc_last_error_set(status, "%s: %s", fn, mlcc_last_error_message());
-  }
-  *out = ctx;
-  return MLCC_OK;
+mlcc_status mlcc_model_create_from_file(const mlcc_model_desc *desc,
+                                        const char *weights_path,
+                                        mlcc_threadpool *pool,
+                                        mlcc_model_context **out) {
+  // The generated mlcc_<name>_create takes the path.
+  char fn[LabelCapacity];
+  mlcc_status status = checkCreate(fn, desc, out, "create", true);
+  if (status != MLCC_OK)
+    return status;
+  if (!weights_path)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: weights_path is NULL", fn);
+  mlcc_arena *image = NULL;
+  status = mlccWeightsReadFile(fn, desc, weights_path, &image);
+  if (status != MLCC_OK)
+    return status;
+  const char *data = (const char *)mlcc_arena_data(image);
+  return createContext(fn, desc, pool, data + sizeof(mlcc_weights_header),
+                       image, out);
+}
+
+mlcc_status mlcc_model_create_from_memory(const mlcc_model_desc *desc,
+                                          const void *image, size_t image_size,
+                                          mlcc_threadpool *pool,
+                                          mlcc_model_context **out) {
+  char fn[LabelCapacity];
+  mlcc_status status = checkCreate(fn, desc, out, "create_from_memory", true);
+  if (status != MLCC_OK)
+    return status;
+  if (!image)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: image is NULL", fn);
+  if ((uintptr_t)image % MLCC_ARENA_ALIGNMENT != 0)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: image %p is not %d-byte aligned", fn,
+                               image, MLCC_ARENA_ALIGNMENT);
+  status = mlccWeightsCheckImage(fn, "the weights image", desc, image,
+                                 image_size);
+  if (status != MLCC_OK)
+    return status;
+  return createContext(fn, desc, pool,
+                       (const char *)image + sizeof(mlcc_weights_header), NULL,
+                       out);
 }
 
 void mlcc_model_destroy(mlcc_model_context *ctx) {
   if (!ctx)
     return;
   mlcc_arena_destroy(ctx->Arena);
+  mlcc_arena_destroy(ctx->WeightsImage);
   free(ctx);
 }
 
@@ -248,7 +336,7 @@ static void pointersFree(Pointers *p) {
 // Checks each tensor against the descriptor and calls the entry on their
 // data: what mlcc_model_run and mlcc_model_run_with_arena share.
 static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
-                               mlcc_threadpool *pool, const mlcc_tensor *inputs,
+                               const void *weights, mlcc_threadpool *pool, const mlcc_tensor *inputs,
                                mlcc_tensor *outputs, const char *verb) {
   char fn[LabelCapacity];
   functionName(fn, desc, verb);
@@ -287,7 +375,8 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
       p.Inputs[i] = inputs[i].data;
     for (uint32_t i = 0; i < desc->num_outputs; ++i)
       p.Outputs[i] = outputs[i].data;
-    status = (mlcc_status)desc->entry(arena, p.Inputs, p.Outputs, pool);
+    status =
+        (mlcc_status)desc->entry(arena, weights, p.Inputs, p.Outputs, pool);
   }
   pointersFree(&p);
   return status;
@@ -298,8 +387,8 @@ mlcc_status mlcc_model_run(const mlcc_model_desc *desc, mlcc_model_context *ctx,
   mlcc_status status = checkContext(desc, ctx, "run");
   if (status != MLCC_OK)
     return status;
-  return checkAndRun(desc, mlcc_arena_data(ctx->Arena), ctx->Pool, inputs,
-                     outputs, "run");
+  return checkAndRun(desc, mlcc_arena_data(ctx->Arena), ctx->Weights,
+                     ctx->Pool, inputs, outputs, "run");
 }
 
 // Only NULLs can be checked here: the shapes are the descriptor's by
@@ -345,8 +434,8 @@ mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
     if (status != MLCC_OK)
       return status;
   }
-  return (mlcc_status)desc->entry(mlcc_arena_data(ctx->Arena), inputs, outputs,
-                                  ctx->Pool);
+  return (mlcc_status)desc->entry(mlcc_arena_data(ctx->Arena), ctx->Weights,
+                                  inputs, outputs, ctx->Pool);
 }
 
 mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc, void *arena,
@@ -361,6 +450,12 @@ mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc, void *arena,
     return status;
   char fn[LabelCapacity];
   functionName(fn, desc, verb);
+  if (desc->weights_bytes != 0)
+    return mlcc_last_error_set(
+        MLCC_UNSUPPORTED,
+        "%s: model '%s' keeps its weights in a file (--weights external); "
+        "run it through a context",
+        fn, desc->name);
   if (!arena && arena_size != 0)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: arena is NULL but arena_size is %zu", fn,
@@ -376,7 +471,7 @@ mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc, void *arena,
         MLCC_OUT_OF_RANGE,
         "%s: arena too small: %zu bytes given, %llu required", fn, arena_size,
         (unsigned long long)desc->arena_bytes);
-  return checkAndRun(desc, arena, NULL, inputs, outputs, verb);
+  return checkAndRun(desc, arena, NULL, NULL, inputs, outputs, verb);
 }
 
 int32_t mlcc_model_fail(int32_t status, const char *message) {

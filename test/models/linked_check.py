@@ -5,11 +5,16 @@ static runtime (as an application would), runs it on test_data_set_0's
 inputs and compares its outputs with the folder's torch/NumPy references.
 
     linked_check.py MLCC RUNTIME_INCLUDE RUNTIME_LIB MODEL_DIR RTOL ATOL [DIM]
+                    [--weights-external]
 
 The C program is written from the header's constants: it reads each input
 from a raw file of MLCC_NET_INPUT_<i>_BYTES bytes, calls mlcc_net_run_static
 and writes each output raw. Exit status 0 when every output is within
 |got - want| <= atol + rtol * |want|.
+
+With --weights-external the model is compiled with `--weights external`:
+the program creates its context from the weights file, and a copy of that
+file with another fingerprint must be refused.
 """
 import glob
 import os
@@ -44,7 +49,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   mlcc_net_context *ctx;
+#ifdef MLCC_NET_WEIGHTS_BYTES
+  const char *weights = getenv("NET_WEIGHTS");
+  if (mlcc_net_create(NULL, weights ? weights : "", &ctx) != MLCC_OK) {
+#else
   if (mlcc_net_create(NULL, &ctx) != MLCC_OK) {
+#endif
     fprintf(stderr, "create: %s\n", mlcc_last_error_message());
     return 1;
   }
@@ -56,8 +66,10 @@ int main(int argc, char **argv) {
 
 
 def main():
-    mlcc, include, lib, model_dir, rtol, atol = sys.argv[1:7]
-    dims = sys.argv[7:8]
+    args = [a for a in sys.argv[1:] if a != "--weights-external"]
+    external = len(args) < len(sys.argv) - 1
+    mlcc, include, lib, model_dir, rtol, atol = args[0:6]
+    dims = args[6:7]
     rtol, atol = float(rtol), float(atol)
     with tempfile.TemporaryDirectory() as tmp:
         obj, header = os.path.join(tmp, "net.o"), os.path.join(tmp, "net.h")
@@ -65,6 +77,9 @@ def main():
                "avx512", "--name", "net", "-o", obj, "--header", header]
         for d in dims:
             cmd += ["--dim", d]
+        weights = os.path.join(tmp, "net.weights")
+        if external:
+            cmd += ["--weights", "external", "--weights-file", weights]
         subprocess.run(cmd, check=True)
         text = open(header).read()
         n_in = int(re.search(r"#define MLCC_NET_NUM_INPUTS (\d+)", text).group(1))
@@ -102,8 +117,23 @@ def main():
             t.ParseFromString(open(os.path.join(data, f"output_{i}.pb"), "rb").read())
             wants.append(numpy_helper.to_array(t))
             outputs.append(os.path.join(tmp, f"out{i}.bin"))
-        subprocess.run([exe] + inputs + outputs, check=True)
+        env = dict(os.environ, NET_WEIGHTS=weights)
+        subprocess.run([exe] + inputs + outputs, check=True, env=env)
         ok = True
+        if external:
+            # Another compile's file: same name, another fingerprint.
+            image = bytearray(open(weights, "rb").read())
+            image[24] ^= 1
+            stale = os.path.join(tmp, "stale.weights")
+            open(stale, "wb").write(image)
+            r = subprocess.run([exe] + inputs + outputs, capture_output=True,
+                               text=True, env=dict(env, NET_WEIGHTS=stale))
+            refused = r.returncode == 1 and "another compile" in r.stderr
+            print("stale weights file " + ("refused" if refused else
+                                           f"NOT refused: {r.stderr!r}"))
+            ok &= refused
+            size = os.path.getsize(obj)
+            print(f"object {size} bytes, weights file {len(image)} bytes")
         for i, want in enumerate(wants):
             got = np.fromfile(outputs[i], dtype=want.dtype).reshape(want.shape)
             err = np.abs(got.astype(np.float64) - want)

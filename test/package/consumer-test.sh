@@ -45,6 +45,7 @@ build=$work/build
 "$cmake" --build "$build"
 [ "$("$build/app")" = ok ] || fail "app did not print ok"
 [ "$("$build/app2")" = ok ] || fail "app2 did not print ok"
+[ "$("$build/app_external")" = ok ] || fail "app_external did not print ok"
 
 step "rebuilds: nothing, then the model, then the compiler"
 # What a build would run (whole, not piped into grep -q: with pipefail an

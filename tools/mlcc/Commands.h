@@ -27,6 +27,8 @@ struct CompileOptions {
   std::string output;
   std::string header;
   std::string name;
+  std::string weights = "embedded";
+  std::string weightsFile;
   bool stats = false;
 };
 

@@ -121,6 +121,7 @@ int runCompile(const CompileOptions &options) {
   llvm::raw_string_ostream hostStream(hostText);
   if (options.emit == "host-mlir")
     compileOptions.hostMlir = &hostStream;
+  compileOptions.externalWeights = options.weights == "external";
   lowering::CompiledModel compiled;
   ref::Status s =
       compileForTarget(*module, options.target, compileOptions, compiled);
@@ -137,14 +138,19 @@ int runCompile(const CompileOptions &options) {
                    files))
       return 1;
   } else {
-    std::string header = options.header;
-    if (header.empty()) {
+    auto beside = [&](const std::string &given, llvm::StringRef extension) {
+      if (!given.empty())
+        return given;
       llvm::SmallString<256> path(options.output);
-      llvm::sys::path::replace_extension(path, ".h");
-      header = path.str().str();
-    }
+      llvm::sys::path::replace_extension(path, extension);
+      return path.str().str();
+    };
     if (!writeFile(options.output, compiled.object, files) ||
-        !writeFile(header, compiled.header, files))
+        !writeFile(beside(options.header, ".h"), compiled.header, files))
+      return 1;
+    if (compileOptions.externalWeights &&
+        !writeFile(beside(options.weightsFile, ".weights"),
+                   compiled.weightsFile, files))
       return 1;
   }
   for (auto &file : files)

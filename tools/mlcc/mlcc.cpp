@@ -60,6 +60,15 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--name", compile.name,
                          "C identifier of the model in its API, "
                          "mlcc_<name>_run (default: the model file's stem)");
+  compileCmd->add_option("--weights", compile.weights,
+                         "Where the weights go: embedded (read-only data in "
+                         "the object) or external (a weights file that "
+                         "mlcc_<name>_create reads)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"embedded", "external"}));
+  compileCmd->add_option("--weights-file", compile.weightsFile,
+                         "Where --weights external writes the weights "
+                         "(default: the object's path with .weights)");
   compileCmd->add_flag("--stats", compile.stats,
                        "Print kernels, weights and arena sizes");
 

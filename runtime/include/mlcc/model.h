@@ -31,7 +31,7 @@ MLCC_EXTERN_C_BEGIN
 
 /// The descriptor layout this runtime understands. A model compiled for
 /// another version is rejected with MLCC_UNSUPPORTED, never misread.
-#define MLCC_MODEL_ABI_VERSION 1
+#define MLCC_MODEL_ABI_VERSION 2
 
 /// One input or output of a model. 24 bytes on 64-bit targets.
 typedef struct mlcc_model_tensor_desc {
@@ -43,15 +43,18 @@ typedef struct mlcc_model_tensor_desc {
 
 /// The compiled code of a model: computes the outputs from the inputs using
 /// `arena` (64-byte aligned, at least arena_bytes) for every intermediate.
+/// `weights` is the data of the model's weights file (64-byte aligned,
+/// weights_bytes) when it was compiled with `--weights external`, else NULL.
 /// inputs[i] and outputs[i] point to dense buffers whose shapes the caller
 /// has already checked against the descriptor. `pool` may be NULL. Returns
 /// MLCC_OK, or a status for a data-dependent error (an index out of range)
 /// after recording its message.
-typedef int32_t (*mlcc_model_entry_fn)(void *arena, const void *const *inputs,
+typedef int32_t (*mlcc_model_entry_fn)(void *arena, const void *weights,
+                                       const void *const *inputs,
                                        void *const *outputs,
                                        mlcc_threadpool *pool);
 
-/// A compiled model, as its object file defines it. 64 bytes.
+/// A compiled model, as its object file defines it. 80 bytes.
 typedef struct mlcc_model_desc {
   uint32_t abi_version; ///< MLCC_MODEL_ABI_VERSION
   uint32_t num_inputs;
@@ -62,18 +65,54 @@ typedef struct mlcc_model_desc {
   const mlcc_model_tensor_desc *outputs;
   uint64_t arena_bytes;
   mlcc_model_entry_fn entry;
+  /// 0 when the weights are inside the object; else the data bytes of the
+  /// weights file written next to it (`mlcc compile --weights external`).
+  uint64_t weights_bytes;
+  /// The fingerprint that file's header must carry: a file of another
+  /// model, or of another compile of this one, is refused.
+  uint64_t weights_fingerprint;
   uint64_t reserved2;   ///< 0
 } mlcc_model_desc;
+
+/// The header of a weights file (`mlcc compile --weights external`): 64
+/// bytes, then weights_bytes of data, so data that is 64-byte aligned in
+/// memory is read in place. Integers are little-endian.
+#define MLCC_WEIGHTS_MAGIC "MLCCWGT1"
+typedef struct mlcc_weights_header {
+  char magic[8];                ///< MLCC_WEIGHTS_MAGIC, no NUL
+  uint32_t header_bytes;        ///< 64
+  uint32_t reserved;            ///< 0
+  uint64_t data_bytes;          ///< = the descriptor's weights_bytes
+  uint64_t fingerprint;         ///< = the descriptor's weights_fingerprint
+  char model_name[32];          ///< for messages; NUL-padded, may be cut
+} mlcc_weights_header;
 
 /// An instance of a model: its arena and the pool it runs on.
 typedef struct mlcc_model_context mlcc_model_context;
 
 /// Checks `desc` (version, counts, tensor descriptors) and makes a context
 /// with a runtime-allocated arena of desc->arena_bytes. `pool` may be NULL
-/// (single-threaded); it is borrowed. *out is NULL on failure.
+/// (single-threaded); it is borrowed. *out is NULL on failure. A model whose
+/// weights are in a separate file needs mlcc_model_create_from_file.
 MLCC_API mlcc_status mlcc_model_create(const mlcc_model_desc *desc,
                                        mlcc_threadpool *pool,
                                        mlcc_model_context **out);
+
+/// As mlcc_model_create for a model compiled with `--weights external`:
+/// reads the weights file at `weights_path` (checking its header against
+/// the descriptor: "weights file 'w.bin': made for model 'bert', not
+/// 'resnet'") into memory the context owns.
+MLCC_API mlcc_status mlcc_model_create_from_file(const mlcc_model_desc *desc,
+                                                 const char *weights_path,
+                                                 mlcc_threadpool *pool,
+                                                 mlcc_model_context **out);
+
+/// As mlcc_model_create_from_file with the file's whole image (header and
+/// data) already in memory, e.g. mapped or linked in: `image` must be
+/// 64-byte aligned and stay valid and unchanged while the context lives.
+MLCC_API mlcc_status mlcc_model_create_from_memory(
+    const mlcc_model_desc *desc, const void *image, size_t image_size,
+    mlcc_threadpool *pool, mlcc_model_context **out);
 
 /// Frees a context made by mlcc_model_create. NULL is a no-op.
 MLCC_API void mlcc_model_destroy(mlcc_model_context *ctx);
@@ -97,7 +136,8 @@ MLCC_API mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
 
 /// As mlcc_model_run without a context, single-threaded, in caller memory:
 /// `arena` must be 64-byte aligned and arena_size >= desc->arena_bytes
-/// (MLCC_INVALID_ARGUMENT / MLCC_OUT_OF_RANGE otherwise).
+/// (MLCC_INVALID_ARGUMENT / MLCC_OUT_OF_RANGE otherwise). Only for models
+/// whose weights are inside the object (MLCC_UNSUPPORTED otherwise).
 MLCC_API mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc,
                                                void *arena, size_t arena_size,
                                                const mlcc_tensor *inputs,

@@ -59,6 +59,7 @@ ModelInterface bert() {
   m.outputs = {tensor("logits", "f32", {{-1, "batch"}, {2, ""}})};
   m.arenaBytes = 0;
   m.externalWeights = true;
+  m.weightsBytes = 17563648;
   return m;
 }
 
@@ -174,7 +175,9 @@ TEST_CASE("HeaderWriter: dynamic batch, external weights", "[header]") {
   CHECK(contains(h, "static const int64_t mlcc_bert_tiny_input_0_dims[2] = "
                     "{-1, 128};"));
   // Nothing that needs every shape known, and no run without weights.
-  CHECK(!contains(h, "_BYTES"));
+  CHECK(!contains(h, "INPUT_0_BYTES"));
+  CHECK(!contains(h, "ARENA_BYTES"));
+  CHECK(contains(h, "#define MLCC_BERT_TINY_WEIGHTS_BYTES 17563648u\n"));
   CHECK(!contains(h, "run_static"));
   CHECK(!contains(h, "run_with_arena"));
   CHECK(contains(h, "const char *weights_path"));
@@ -186,7 +189,9 @@ TEST_CASE("HeaderWriter: dynamic batch, external weights", "[header]") {
       "  mlcc_status (*r)(mlcc_bert_tiny_context *, const mlcc_tensor *, "
       "mlcc_tensor *) = mlcc_bert_tiny_run;\n"
       "  void (*d)(mlcc_bert_tiny_context *) = mlcc_bert_tiny_destroy;\n"
-      "  return (c != 0) + (r != 0) + (d != 0) + "
+      "  mlcc_status (*m)(mlcc_threadpool *, const void *, size_t, "
+      "mlcc_bert_tiny_context **) = mlcc_bert_tiny_create_from_memory;\n"
+      "  return (c != 0) + (r != 0) + (d != 0) + (m != 0) + "
       "(int)mlcc_bert_tiny_input_1_dims[0] + MLCC_BERT_TINY_INPUT_1_DTYPE;\n"
       "}\n");
 }

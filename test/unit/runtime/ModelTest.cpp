@@ -39,8 +39,9 @@ constexpr int64_t kCount = 6;
 /// y = 2 * x, staged through the arena so that a missing or too-small arena
 /// shows up (under ASan, or as wrong values). A negative x[0] is a
 /// data-dependent failure, reported the way generated code reports one.
-int32_t twiceEntry(void *arena, const void *const *inputs, void *const *outputs,
-                   mlcc_threadpool *pool) {
+int32_t twiceEntry(void *arena, const void *weights, const void *const *inputs,
+                   void *const *outputs, mlcc_threadpool *pool) {
+  (void)weights;
   ++entryLog.calls;
   entryLog.arena = arena;
   entryLog.pool = pool;
@@ -134,7 +135,7 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_tensor_desc, dims) == 8);
   CHECK(offsetof(mlcc_model_tensor_desc, rank) == 16);
   CHECK(offsetof(mlcc_model_tensor_desc, dtype) == 20);
-  CHECK(sizeof(mlcc_model_desc) == 64);
+  CHECK(sizeof(mlcc_model_desc) == 80);
   CHECK(offsetof(mlcc_model_desc, abi_version) == 0);
   CHECK(offsetof(mlcc_model_desc, num_inputs) == 4);
   CHECK(offsetof(mlcc_model_desc, num_outputs) == 8);
@@ -144,8 +145,16 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_desc, outputs) == 32);
   CHECK(offsetof(mlcc_model_desc, arena_bytes) == 40);
   CHECK(offsetof(mlcc_model_desc, entry) == 48);
-  CHECK(offsetof(mlcc_model_desc, reserved2) == 56);
-  CHECK(MLCC_MODEL_ABI_VERSION == 1);
+  CHECK(offsetof(mlcc_model_desc, weights_bytes) == 56);
+  CHECK(offsetof(mlcc_model_desc, weights_fingerprint) == 64);
+  CHECK(offsetof(mlcc_model_desc, reserved2) == 72);
+  CHECK(MLCC_MODEL_ABI_VERSION == 2);
+  // The weights file's header, as lowering/Common/CompileModel.cpp writes it.
+  CHECK(sizeof(mlcc_weights_header) == 64);
+  CHECK(offsetof(mlcc_weights_header, header_bytes) == 8);
+  CHECK(offsetof(mlcc_weights_header, data_bytes) == 16);
+  CHECK(offsetof(mlcc_weights_header, fingerprint) == 24);
+  CHECK(offsetof(mlcc_weights_header, model_name) == 32);
 }
 
 TEST_CASE("a model runs in its context's arena", "[runtime][model]") {
@@ -215,11 +224,11 @@ TEST_CASE("create rejects a malformed descriptor", "[runtime][model]") {
     CHECK(lastError() == "mlcc_twice_create: out is NULL");
   }
   SECTION("another ABI version") {
-    d.abi_version = 2;
+    d.abi_version = 1;
     CHECK(createFails(d) == MLCC_UNSUPPORTED);
     CHECK(lastError() ==
-          "mlcc_model_create: the model was compiled for model ABI version 2, "
-          "but this runtime supports version 1; rebuild the model with a "
+          "mlcc_model_create: the model was compiled for model ABI version 1, "
+          "but this runtime supports version 2; rebuild the model with a "
           "matching mlcc");
   }
   SECTION("no name") {
@@ -233,6 +242,10 @@ TEST_CASE("create rejects a malformed descriptor", "[runtime][model]") {
     CHECK(
         lastError() ==
         "mlcc_twice_create: the model descriptor's reserved fields are not 0");
+    // A fingerprint without weights in a file is as meaningless.
+    d.reserved2 = 0;
+    d.weights_fingerprint = 1;
+    CHECK(createFails(d) == MLCC_INVALID_ARGUMENT);
   }
   SECTION("no entry function") {
     d.entry = nullptr;
@@ -391,7 +404,8 @@ TEST_CASE("run_pointers checks only NULLs", "[runtime][model]") {
 
 namespace {
 /// Counts its calls; touches no data (its tensors are empty).
-int32_t emptyEntry(void *, const void *const *inputs, void *const *outputs,
+int32_t emptyEntry(void *, const void *, const void *const *inputs,
+                   void *const *outputs,
                    mlcc_threadpool *) {
   ++entryLog.calls;
   entryLog.inputs = inputs;
@@ -438,7 +452,8 @@ namespace {
 constexpr uint32_t kWide = 20; // more than fit in the runtime's stack arrays
 
 /// out[o] = sum of in[i][0], for a model with kWide inputs and outputs.
-int32_t sumEntry(void *, const void *const *inputs, void *const *outputs,
+int32_t sumEntry(void *, const void *, const void *const *inputs,
+                 void *const *outputs,
                  mlcc_threadpool *) {
   ++entryLog.calls;
   float sum = 0;

@@ -20,8 +20,10 @@ static void addOne(void *ctx, int64_t begin, int64_t end) {
 
 // A model as the compiler lays one out: y = 2 * x through the arena, and a
 // data-dependent failure for a negative x[0].
-static int32_t twiceEntry(void *arena, const void *const *inputs,
-                          void *const *outputs, mlcc_threadpool *pool) {
+static int32_t twiceEntry(void *arena, const void *weights,
+                          const void *const *inputs, void *const *outputs,
+                          mlcc_threadpool *pool) {
+  (void)weights;
   (void)pool;
   const float *x = inputs[0];
   float *scratch = arena;

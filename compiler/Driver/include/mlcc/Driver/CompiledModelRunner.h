@@ -58,6 +58,10 @@ private:
   mlcc_model_context *ctx = nullptr;
   mlcc_threadpool *pool = nullptr;
   std::vector<uint8_t> poisonedArena;
+  /// With external weights: the weights file's image (aligned inside) and
+  /// its data.
+  std::vector<char> weightsImage;
+  const void *weights = nullptr;
 };
 
 } // namespace mlcc
