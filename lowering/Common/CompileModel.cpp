@@ -153,6 +153,7 @@ LogicalResult compileModel(ModuleOp graph, Target &target,
   out.arenaBytes = host.interface.arenaBytes;
   out.intermediateBytes = host.intermediateBytes;
   out.arenaLowerBound = host.arenaLowerBound;
+  out.inPlaceResults = host.inPlaceResults;
   out.numKernels = host.kernels.size();
   out.profiledOps = host.profiledOps;
   return success();

@@ -47,6 +47,7 @@ struct CompiledModel {
   uint64_t arenaBytes = 0;
   uint64_t intermediateBytes = 0;
   uint64_t arenaLowerBound = 0;
+  unsigned inPlaceResults = 0;
   size_t numKernels = 0;
   uint64_t weightBytes = 0;
   /// With external weights: the weights file (runtime/include/mlcc/model.h,

@@ -53,6 +53,23 @@ bool isAliasOp(Operation *op) {
              graph::UnsqueezeOp, graph::IdentityOp>(op);
 }
 
+/// Ops that read each element of a full-size operand only to compute the
+/// result's element at the same index, before writing it: their result may
+/// take the operand's memory (in place) once nothing else needs it. Both
+/// the AVX-512 chain kernels and the portable linalg.generic lowerings of
+/// these ops load an element (or vector) before storing it.
+bool isElementwise(Operation *op) {
+  static const char *const names[] = {
+      "abs",        "add",     "and",      "ceil",    "clip",  "cos",
+      "div",        "elu",     "erf",      "exp",     "floor", "gelu",
+      "hard_sigmoid", "hard_swish", "leaky_relu", "log",  "max",  "min",
+      "mul",        "neg",     "not",      "or",      "pow",   "reciprocal",
+      "relu",       "round",   "selu",     "sigmoid", "sign",  "sin",
+      "softplus",   "sqrt",    "sub",      "tanh",    "xor",   "where"};
+  return op->getNumResults() == 1 &&
+         llvm::is_contained(names, op->getName().stripDialect());
+}
+
 uint64_t storageBytes(ShapedType type) {
   unsigned bits = type.getElementType().getIntOrFloatBitWidth();
   return static_cast<uint64_t>(type.getNumElements()) * ((bits + 7) / 8);
@@ -129,6 +146,7 @@ private:
   LogicalResult lowerOp(Operation *op);
   Value newSlot(ShapedType type, int64_t first, int64_t last);
   Value resultBuffer(Value result);
+  Value inPlaceBuffer(Value result);
   int64_t lastUseOf(Value v) const;
   Value viewOfSlot(unsigned slot, ShapedType type);
   Value constantBuffer(Value v);
@@ -277,10 +295,38 @@ Value HostBuilder::resultBuffer(Value result) {
   auto direct = directOutput.find(result);
   if (direct != directOutput.end())
     return buffers[result] = outputArg(direct->second);
+  if (Value inPlace = inPlaceBuffer(result))
+    return buffers[result] = inPlace;
   Value view =
       newSlot(cast<ShapedType>(result.getType()), step, lastUseOf(result));
   slotOfValue[result] = slots.size() - 1;
   return buffers[result] = view;
+}
+
+// An elementwise result takes the slot of an operand of its shape and size
+// that no later op reads (through any alias either: a slot's `last` covers
+// them), so a chain of such ops reuses one buffer instead of needing two.
+Value HostBuilder::inPlaceBuffer(Value result) {
+  Operation *def = result.getDefiningOp();
+  if (!def || !isElementwise(def))
+    return nullptr;
+  auto type = cast<ShapedType>(result.getType());
+  uint64_t bytes = storageBytes(cast<ShapedType>(portable::bufferType(type)));
+  for (Value operand : def->getOperands()) {
+    auto slot = slotOfValue.find(operand);
+    if (slot == slotOfValue.end() ||
+        cast<ShapedType>(operand.getType()).getShape() != type.getShape())
+      continue;
+    Slot &s = slots[slot->second];
+    if (s.last > step || s.bytes != bytes)
+      continue;
+    s.last = lastUseOf(result);
+    slotOfValue[result] = slot->second;
+    ++out.inPlaceResults;
+    out.intermediateBytes += bytes;
+    return viewOfSlot(slot->second, type);
+  }
+  return nullptr;
 }
 
 Value HostBuilder::allocate(MemRefType type, Value liveAs) {

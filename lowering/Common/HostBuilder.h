@@ -46,6 +46,8 @@ struct HostModule {
   /// Bytes of all arena buffers added up, and the most live at once.
   uint64_t intermediateBytes = 0;
   uint64_t arenaLowerBound = 0;
+  /// Elementwise results written over an operand's buffer.
+  unsigned inPlaceResults = 0;
   /// With profiling on: "name (op)" of the graph op each profile index
   /// stands for.
   std::vector<std::string> profiledOps;

@@ -56,6 +56,9 @@ struct BenchOptions {
 
 struct InspectOptions {
   ModelOptions model;
+  /// Also compile for `target` and report its arena plan.
+  bool memory = false;
+  std::string target = "avx512";
 };
 
 int runCompile(const CompileOptions &options);

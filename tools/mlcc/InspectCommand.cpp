@@ -2,9 +2,11 @@
 
 #include "Commands.h"
 
+#include "mlcc/Driver/CompiledModelRunner.h"
 #include "mlcc/Reference/Kernel.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -12,6 +14,36 @@
 using namespace mlir;
 
 namespace mlcc::cli {
+
+// The arena next to what it is measured against: every intermediate in a
+// buffer of its own (no planning), and the most bytes live at one step (no
+// plan can do better with this schedule).
+static int printMemory(ModuleOp module, const InspectOptions &options) {
+  lowering::CompileModelOptions compileOptions;
+  compileOptions.name = defaultModelName(options.model.model);
+  lowering::CompiledModel compiled;
+  ref::Status s =
+      compileForTarget(module, options.target, compileOptions, compiled);
+  if (s.failed()) {
+    printErrors({s.message()});
+    return 1;
+  }
+  auto mib = [](uint64_t bytes) { return bytes / (1024.0 * 1024.0); };
+  uint64_t bound = compiled.arenaLowerBound;
+  llvm::outs() << llvm::format(
+      "memory (--target %s):\n"
+      "  arena: %llu bytes (%.2f MiB), %.1f%% over the live peak\n"
+      "  live peak (lower bound): %llu bytes (%.2f MiB)\n"
+      "  all intermediates added up: %llu bytes (%.2f MiB)\n"
+      "  results computed in place: %u\n",
+      options.target.c_str(), (unsigned long long)compiled.arenaBytes,
+      mib(compiled.arenaBytes),
+      bound ? 100.0 * (double(compiled.arenaBytes) - bound) / bound : 0.0,
+      (unsigned long long)bound, mib(bound),
+      (unsigned long long)compiled.intermediateBytes,
+      mib(compiled.intermediateBytes), compiled.inPlaceResults);
+  return 0;
+}
 
 static std::string typeString(Type t) {
   std::string s;
@@ -72,7 +104,7 @@ int runInspect(const InspectOptions &options) {
     for (auto &[name, count] : unsupported)
       llvm::outs() << "  " << name << ": " << count << "\n";
   }
-  return 0;
+  return options.memory ? printMemory(*module, options) : 0;
 }
 
 } // namespace mlcc::cli

@@ -124,6 +124,13 @@ int main(int argc, char **argv) {
   CLI::App *inspectCmd = app.add_subcommand(
       "inspect", "Print inputs, outputs, op histogram and unsupported ops");
   addModelOptions(inspectCmd, inspect.model);
+  inspectCmd->add_flag("--memory", inspect.memory,
+                       "Compile for --target and print its activation arena: "
+                       "size, sum of all intermediates, live peak");
+  inspectCmd->add_option("--target", inspect.target,
+                         "Target whose memory plan --memory reports")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"avx512"}));
 
   CLI11_PARSE(app, argc, argv);
   if (compileCmd->parsed())

@@ -81,6 +81,20 @@ TEST_CASE("random lifetimes never conflict; the plan is near the bound",
   }
 }
 
+TEST_CASE("another order reaches the bound where largest-first does not",
+          "[arena]") {
+  // In 64-byte units: largest-first puts B (4) at 0, then A (2) and D (2)
+  // above it and C (3) cannot go below D: 8 units. The live peak is 6
+  // (A + B at step 1, C + D at step 4), which placing in schedule order
+  // reaches.
+  std::vector<ArenaRequest> requests = {
+      {2 * 64, 1, 3}, {4 * 64, 0, 1}, {3 * 64, 4, 5}, {2 * 64, 3, 4}};
+  ArenaPlan plan = planArena(requests, 64);
+  checkNoConflicts(requests, plan, 64);
+  CHECK(plan.lowerBound == 6 * 64);
+  CHECK(plan.bytes == 6 * 64);
+}
+
 TEST_CASE("no buffers: an empty arena", "[arena]") {
   ArenaPlan plan = planArena({}, 64);
   CHECK(plan.bytes == 0);
