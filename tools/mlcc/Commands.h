@@ -18,6 +18,8 @@ struct ModelOptions {
   std::string pipeline = "simplify";
   bool printIRAfterAll = false;
   bool timing = false;
+  /// Print what each pass changed (op counts), as `compile --stats` does.
+  bool passChanges = false;
 };
 
 struct CompileOptions {

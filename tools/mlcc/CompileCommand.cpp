@@ -3,6 +3,7 @@
 #include "Commands.h"
 
 #include "mlcc/Driver/CompiledModelRunner.h"
+#include "mlcc/Pipelines/PassChangeReport.h"
 #include "mlcc/Pipelines/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
@@ -54,6 +55,10 @@ OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
   }
   if (options.timing)
     pm.enableTiming();
+  if (options.passChanges) {
+    ctx.disableMultithreading();
+    pm.addInstrumentation(createPassChangeReport(llvm::outs()));
+  }
   PipelineOptions pipeline;
   pipeline.disabledPasses = options.disabledPasses;
   buildSimplifyPipeline(pm, pipeline);
@@ -95,7 +100,9 @@ std::string defaultModelName(const std::string &modelPath) {
 
 int runCompile(const CompileOptions &options) {
   MLIRContext ctx;
-  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
+  ModelOptions modelOptions = options.model;
+  modelOptions.passChanges = options.stats;
+  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, modelOptions);
   if (!module)
     return 1;
   if (options.emit == "mlir") {

@@ -70,7 +70,8 @@ int main(int argc, char **argv) {
                          "Where --weights external writes the weights "
                          "(default: the object's path with .weights)");
   compileCmd->add_flag("--stats", compile.stats,
-                       "Print kernels, weights and arena sizes");
+                       "Print what each pass changed (op counts by kind), "
+                       "then kernels, weights and arena sizes");
 
   RunOptions run;
   CLI::App *runCmd = app.add_subcommand(
