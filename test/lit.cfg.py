@@ -16,3 +16,8 @@ config.environment["PATH"] = os.pathsep.join(
 )
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
+# What an application compiles and links a model with.
+config.substitutions.append(
+    ("%mlcc_runtime_include", os.path.join(config.mlcc_source_dir, "runtime", "include")))
+config.substitutions.append(
+    ("%mlcc_runtime_lib", os.path.join(config.mlcc_binary_dir, "runtime", "libmlcc_runtime.a")))

@@ -13,14 +13,16 @@ namespace mlcc {
 using ref::Status;
 using ref::Tensor;
 
-Status compileForTarget(mlir::ModuleOp module, const std::string &target,
+Status compileForTarget(llvm::ArrayRef<mlir::ModuleOp> modules,
+                        const std::string &target,
                         const lowering::CompileModelOptions &options,
                         lowering::CompiledModel &out) {
   std::unique_ptr<lowering::Target> backend = lowering::createTarget(target);
   if (!backend)
     return Status::error("unknown target '", target, "'");
   std::vector<std::string> errors;
-  if (succeeded(lowering::compileModel(module, *backend, options, out, errors)))
+  if (succeeded(
+          lowering::compileModel(modules, *backend, options, out, errors)))
     return Status::success();
   std::string message;
   for (const std::string &e : errors)

@@ -387,8 +387,23 @@ GraphImporter::importModel(const onnx::ModelProto &model) {
   for (const auto &init : graph.initializer())
     initNames.insert(init.name());
 
+  // The dim_param names ("batch", "" for a numeric dim) of an input or
+  // output, kept so that a header can say which dims a model was compiled
+  // for several values of (`--dim batch=1,8`); null without any name.
+  auto dimParams = [&](const onnx::TypeProto &type) -> ArrayAttr {
+    if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+      return nullptr;
+    llvm::SmallVector<Attribute> names;
+    bool any = false;
+    for (const auto &d : type.tensor_type().shape().dim()) {
+      names.push_back(builder_.getStringAttr(d.dim_param()));
+      any |= !d.dim_param().empty();
+    }
+    return any ? builder_.getArrayAttr(names) : nullptr;
+  };
   llvm::SmallVector<Type> argTypes;
   llvm::SmallVector<std::string> argNames;
+  llvm::SmallVector<ArrayAttr> argDimParams;
   for (const auto &in : graph.input()) {
     if (initNames.contains(in.name()))
       continue; // an initializer listed as input (IR < 4): a constant
@@ -397,6 +412,7 @@ GraphImporter::importModel(const onnx::ModelProto &model) {
       return nullptr;
     argTypes.push_back(t);
     argNames.push_back(in.name());
+    argDimParams.push_back(dimParams(in.type()));
   }
   auto func = func::FuncOp::create(
       builder_.getUnknownLoc(), "main",
@@ -407,6 +423,8 @@ GraphImporter::importModel(const onnx::ModelProto &model) {
   for (size_t i = 0; i < argNames.size(); ++i) {
     scope.values[argNames[i]] = entry->getArgument(i);
     func.setArgAttr(i, "graph.name", builder_.getStringAttr(argNames[i]));
+    if (argDimParams[i])
+      func.setArgAttr(i, "graph.dim_params", argDimParams[i]);
   }
   builder_.setInsertionPointToStart(entry);
   if (!importNodes(graph, scope))
@@ -424,9 +442,12 @@ GraphImporter::importModel(const onnx::ModelProto &model) {
   }
   builder_.create<func::ReturnOp>(builder_.getUnknownLoc(), results);
   func.setType(builder_.getFunctionType(argTypes, TypeRange(results)));
-  for (int i = 0; i < graph.output_size(); ++i)
+  for (int i = 0; i < graph.output_size(); ++i) {
     func.setResultAttr(i, "graph.name",
                        builder_.getStringAttr(graph.output(i).name()));
+    if (ArrayAttr params = dimParams(graph.output(i).type()))
+      func.setResultAttr(i, "graph.dim_params", params);
+  }
   return module;
 }
 

@@ -63,6 +63,37 @@ static std::string weightsFileImage(const ModelInterface &iface,
   return image;
 }
 
+// "batch=8" for an entry: the value of each dynamic dim of `merged`, by its
+// name (or "input 'x' dim 0" when the model did not name it).
+static std::string describeShapes(const ModelInterface &entry,
+                                  const ModelInterface &merged) {
+  std::vector<std::string> parts;
+  auto add = [&](const std::vector<InterfaceTensor> &mergedTensors,
+                 const std::vector<InterfaceTensor> &entryTensors,
+                 const char *kind) {
+    for (size_t i = 0; i < mergedTensors.size(); ++i)
+      for (size_t d = 0; d < mergedTensors[i].dims.size(); ++d) {
+        const InterfaceDim &dim = mergedTensors[i].dims[d];
+        if (dim.size >= 0)
+          continue;
+        std::string name = !dim.symbol.empty()
+                               ? dim.symbol
+                               : std::string(kind) + " '" +
+                                     mergedTensors[i].name + "' dim " +
+                                     std::to_string(d);
+        std::string part =
+            name + "=" + std::to_string(entryTensors[i].dims[d].size);
+        if (!llvm::is_contained(parts, part))
+          parts.push_back(part);
+      }
+  };
+  add(merged.inputs, entry.inputs, "input");
+  std::string text;
+  for (const std::string &p : parts)
+    text += (text.empty() ? "" : ", ") + p;
+  return text;
+}
+
 static func::FuncOp findMain(ModuleOp module) {
   func::FuncOp main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
@@ -71,15 +102,45 @@ static func::FuncOp findMain(ModuleOp module) {
   return main;
 }
 
+// The interface of a model compiled for several shapes: a dim that differs
+// between the entries is -1, named by the ONNX dim_param the importer kept
+// (graph.dim_params); the arena is the largest entry's.
+static ModelInterface mergeInterfaces(const std::vector<HostEntry> &entries,
+                                      func::FuncOp main) {
+  ModelInterface merged = entries.front().interface;
+  auto merge = [&](std::vector<InterfaceTensor> ModelInterface::*tensors,
+                   bool inputs) {
+    for (auto [i, tensor] : llvm::enumerate(merged.*tensors)) {
+      auto params =
+          inputs ? main.getArgAttrOfType<ArrayAttr>(i, "graph.dim_params")
+                 : main.getResultAttrOfType<ArrayAttr>(i, "graph.dim_params");
+      for (auto [d, dim] : llvm::enumerate(tensor.dims))
+        for (const HostEntry &e : entries)
+          if ((e.interface.*tensors)[i].dims[d].size != dim.size) {
+            dim.size = -1;
+            if (params && d < params.size())
+              dim.symbol = cast<StringAttr>(params[d]).str();
+          }
+    }
+  };
+  merge(&ModelInterface::inputs, true);
+  merge(&ModelInterface::outputs, false);
+  for (const HostEntry &e : entries)
+    merged.arenaBytes = std::max(merged.arenaBytes, e.interface.arenaBytes);
+  return merged;
+}
+
 LogicalResult compileModel(ModuleOp graph, Target &target,
                            const CompileModelOptions &options,
                            CompiledModel &out,
                            std::vector<std::string> &errors) {
-  func::FuncOp main = findMain(graph);
-  if (!main) {
-    errors.push_back("the module has no function to compile");
-    return failure();
-  }
+  return compileModel(ArrayRef<ModuleOp>(graph), target, options, out, errors);
+}
+
+LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
+                           const CompileModelOptions &options,
+                           CompiledModel &out,
+                           std::vector<std::string> &errors) {
   if (options.name != modelIdentifier(options.name) ||
       isReservedModelName(options.name)) {
     errors.push_back("'" + options.name +
@@ -90,7 +151,15 @@ LogicalResult compileModel(ModuleOp graph, Target &target,
     return failure();
   }
   HostModule host;
-  {
+  func::FuncOp firstMain;
+  for (ModuleOp graph : variants) {
+    func::FuncOp main = findMain(graph);
+    if (!main) {
+      errors.push_back("the module has no function to compile");
+      return failure();
+    }
+    if (!firstMain)
+      firstMain = main;
     ScopedDiagnosticHandler handler(graph.getContext(), [&](Diagnostic &d) {
       if (d.getSeverity() == DiagnosticSeverity::Error)
         errors.push_back(d.str());
@@ -106,12 +175,16 @@ LogicalResult compileModel(ModuleOp graph, Target &target,
       return failure();
     }
   }
+  ModelInterface iface = mergeInterfaces(host.entries, firstMain);
+  if (host.entries.size() > 1)
+    for (const HostEntry &e : host.entries)
+      iface.variants.push_back(describeShapes(e.interface, iface));
   if (options.externalWeights) {
-    host.interface.externalWeights = true;
-    host.interface.weightsBytes = host.weights.size();
-    host.interface.weightsFingerprint = fingerprint(host.weights);
+    iface.externalWeights = true;
+    iface.weightsBytes = host.weights.size();
+    iface.weightsFingerprint = fingerprint(host.weights);
     out.weightBytes = host.weights.size();
-    out.weightsFile = weightsFileImage(host.interface, host.weights);
+    out.weightsFile = weightsFileImage(iface, host.weights);
   }
   if (options.hostMlir) {
     host.module->print(*options.hostMlir);
@@ -123,7 +196,7 @@ LogicalResult compileModel(ModuleOp graph, Target &target,
       lowerHostToLLVM(*host.module, llvmContext, errors);
   if (!llvmModule)
     return failure();
-  addModelAPI(*llvmModule, host.interface, host.entry);
+  addModelAPI(*llvmModule, iface, host.entries);
 
   std::vector<KernelBlob> kernels;
   for (const NamedBytes &k : host.kernels)
@@ -144,16 +217,21 @@ LogicalResult compileModel(ModuleOp graph, Target &target,
     return failure();
   }
   out.object.assign(object.begin(), object.end());
-  out.interface = host.interface;
+  out.interface = iface;
   std::string headerError;
   if (!tryWriteModelHeader(out.interface, out.header, headerError)) {
     errors.push_back(headerError);
     return failure();
   }
-  out.arenaBytes = host.interface.arenaBytes;
-  out.intermediateBytes = host.intermediateBytes;
-  out.arenaLowerBound = host.arenaLowerBound;
-  out.inPlaceResults = host.inPlaceResults;
+  // The memory figures of the entry with the largest arena.
+  const HostEntry *largest = &host.entries.front();
+  for (const HostEntry &e : host.entries)
+    if (e.interface.arenaBytes > largest->interface.arenaBytes)
+      largest = &e;
+  out.arenaBytes = largest->interface.arenaBytes;
+  out.intermediateBytes = largest->intermediateBytes;
+  out.arenaLowerBound = largest->arenaLowerBound;
+  out.inPlaceResults = largest->inPlaceResults;
   out.numKernels = host.kernels.size();
   out.profiledOps = host.profiledOps;
   return success();

@@ -65,6 +65,16 @@ mlir::LogicalResult compileModel(mlir::ModuleOp graph, Target &target,
                                  CompiledModel &out,
                                  std::vector<std::string> &errors);
 
+/// As compileModel for one model given at several shapes (the same graph
+/// imported with other --dim values): one object whose descriptor has a
+/// variant per graph, chosen at run time by the inputs' dims; the dims that
+/// differ are dynamic (-1) in the header.
+mlir::LogicalResult compileModel(llvm::ArrayRef<mlir::ModuleOp> variants,
+                                 Target &target,
+                                 const CompileModelOptions &options,
+                                 CompiledModel &out,
+                                 std::vector<std::string> &errors);
+
 /// `name` as a C identifier ("resnet-50.v2" -> "resnet_50_v2").
 std::string modelIdentifier(llvm::StringRef name);
 

@@ -325,6 +325,13 @@ bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
     os << "// Bytes of the activation arena of " << fn
        << "run_with_arena (at least).\n#define " << mac << "ARENA_BYTES "
        << m.arenaBytes << "u\n";
+  if (!m.variants.empty()) {
+    os << "// Compiled for these shapes (in this order; the inputs' dims "
+          "choose one,\n// any other shape is an error):\n";
+    for (const std::string &v : m.variants)
+      os << "//   " << v << "\n";
+    os << "#define " << mac << "NUM_VARIANTS " << m.variants.size() << "\n";
+  }
   if (m.externalWeights)
     os << "// Data bytes of the weights file (after its 64-byte header).\n"
           "#define "

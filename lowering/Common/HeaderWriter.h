@@ -51,6 +51,9 @@ struct ModelInterface {
   /// The file's fingerprint, which the object's descriptor also holds (not
   /// in the header: it is checked at create time).
   uint64_t weightsFingerprint = 0;
+  /// For a model compiled for several shapes: each one's dynamic dims
+  /// ("batch=8"), in the order the runtime tries them.
+  std::vector<std::string> variants;
 };
 
 /// Checks `m` and, when it is valid, writes its header into `header` and

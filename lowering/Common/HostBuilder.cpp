@@ -29,6 +29,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/xxhash.h"
 
 using namespace mlir;
 
@@ -177,9 +178,7 @@ private:
   DenseMap<Value, unsigned> slotOfView;
   DenseMap<Value, std::function<void(Value)>> deferred;
   std::vector<Slot> slots;
-  llvm::StringMap<std::string> kernelByCode;
-  llvm::StringSet<> symbols;
-  unsigned symbolCounter = 0;
+  HostEntry entryResult;
 };
 
 LogicalResult HostBuilder::checkSupported() {
@@ -219,8 +218,9 @@ LogicalResult HostBuilder::checkSupported() {
 
 void HostBuilder::createModuleAndEntry() {
   MLIRContext *ctx = graph.getContext();
-  host = ModuleOp::create(graph.getLoc());
-  out.module = host;
+  if (!out.module)
+    out.module = ModuleOp::create(graph.getLoc());
+  host = *out.module;
   b.setInsertionPointToEnd(host.getBody());
 
   // The arena's size is set once it is planned, the weights' (the data of
@@ -234,11 +234,13 @@ void HostBuilder::createModuleAndEntry() {
     args.push_back(portable::bufferType(t));
   // Last: the thread pool (an opaque pointer, may be null).
   args.push_back(poolType());
-  out.entry = "mlcc_" + modelName + "_entry";
-  entry = b.create<func::FuncOp>(graph.getLoc(), out.entry,
+  entryResult.symbol = "mlcc_" + modelName + "_entry";
+  if (!out.entries.empty())
+    entryResult.symbol += std::to_string(out.entries.size());
+  entry = b.create<func::FuncOp>(graph.getLoc(), entryResult.symbol,
                                  FunctionType::get(ctx, args, b.getI32Type()));
   entry.setPrivate();
-  symbols.insert(out.entry);
+  out.symbols.insert(entryResult.symbol);
   Block *body = entry.addEntryBlock();
   b.setInsertionPointToStart(body);
   arena = body->getArgument(0);
@@ -322,8 +324,8 @@ Value HostBuilder::inPlaceBuffer(Value result) {
       continue;
     s.last = lastUseOf(result);
     slotOfValue[result] = slot->second;
-    ++out.inPlaceResults;
-    out.intermediateBytes += bytes;
+    ++entryResult.inPlaceResults;
+    entryResult.intermediateBytes += bytes;
     return viewOfSlot(slot->second, type);
   }
   return nullptr;
@@ -396,9 +398,9 @@ ElementsAttr HostBuilder::constantValue(Value v) {
 std::string HostBuilder::uniqueSymbol(StringRef kind, StringRef hint) {
   std::string name;
   do {
-    name = "mlcc_" + modelName + "_" + kind.str() + std::to_string(symbolCounter++) +
-           "_" + sanitize(hint);
-  } while (!symbols.insert(name).second);
+    name = "mlcc_" + modelName + "_" + kind.str() +
+           std::to_string(out.symbolCounter++) + "_" + sanitize(hint);
+  } while (!out.symbols.insert(name).second);
   return name;
 }
 
@@ -412,16 +414,42 @@ Value HostBuilder::dataBuffer(StringRef hint, std::vector<uint8_t> bytes,
                                   b.getI8Type());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&entry.getBody().front());
+  // Identical bytes (a weight shared by two ops, or by the entries of
+  // several shapes) are stored once.
+  auto &sameHash = out.weightsByHash[llvm::xxh3_64bits(bytes)];
+  const StoredWeight *stored = nullptr;
+  for (const StoredWeight &candidate : sameHash) {
+    const uint8_t *p = options.externalWeights
+                           ? out.weights.data() + candidate.offset
+                           : out.data[candidate.offset].bytes.data();
+    if (candidate.size == bytes.size() &&
+        std::equal(bytes.begin(), bytes.end(), p)) {
+      stored = &candidate;
+      break;
+    }
+  }
   Value source;
   uint64_t offset = 0;
   if (options.externalWeights) {
-    offset = llvm::alignTo(out.weights.size(), kAlignment);
-    out.weights.resize(offset);
-    out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
+    if (stored) {
+      offset = stored->offset;
+    } else {
+      offset = llvm::alignTo(out.weights.size(), kAlignment);
+      out.weights.resize(offset);
+      out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
+      sameHash.push_back({"", offset, bytes.size()});
+    }
     source = weights;
   } else {
-    std::string name = uniqueSymbol("w", hint);
-    {
+    std::string name;
+    if (stored) {
+      name = stored->name;
+    } else {
+      name = uniqueSymbol("w", hint);
+      sameHash.push_back({name, out.data.size(), bytes.size()});
+      out.data.push_back({name, std::move(bytes)});
+    }
+    if (!host.lookupSymbol(name)) {
       OpBuilder::InsertionGuard atModule(b);
       b.setInsertionPoint(entry);
       // No initial value: a declaration; the object writer supplies the
@@ -430,7 +458,6 @@ Value HostBuilder::dataBuffer(StringRef hint, std::vector<uint8_t> bytes,
                                  byteType, Attribute(), /*constant=*/false,
                                  b.getI64IntegerAttr(kAlignment));
     }
-    out.data.push_back({name, std::move(bytes)});
     source = b.create<memref::GetGlobalOp>(currentLoc, byteType, name);
     if (!type)
       return source;
@@ -458,11 +485,11 @@ Value HostBuilder::constantBuffer(Value v) {
 
 std::string HostBuilder::addKernel(StringRef hint, std::vector<uint8_t> code) {
   std::string key(code.begin(), code.end());
-  auto it = kernelByCode.find(key);
-  if (it != kernelByCode.end())
+  auto it = out.kernelByCode.find(key);
+  if (it != out.kernelByCode.end())
     return it->second;
   std::string name = uniqueSymbol("k", hint);
-  kernelByCode[key] = name;
+  out.kernelByCode[key] = name;
   out.kernels.push_back({name, std::move(code)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(entry);
@@ -640,13 +667,13 @@ void HostBuilder::finishArena() {
   std::vector<ArenaRequest> requests;
   for (const Slot &s : slots) {
     requests.push_back({s.bytes, s.first, s.last});
-    out.intermediateBytes += s.bytes;
+    entryResult.intermediateBytes += s.bytes;
   }
   ArenaPlan plan = planArena(requests, kAlignment);
   for (auto [slot, offset] : llvm::zip(slots, plan.offsets))
     slot.offset.setValueAttr(b.getIndexAttr(offset));
-  out.interface.arenaBytes = plan.bytes;
-  out.arenaLowerBound = plan.lowerBound;
+  entryResult.interface.arenaBytes = plan.bytes;
+  entryResult.arenaLowerBound = plan.lowerBound;
 
   auto arenaType = MemRefType::get({static_cast<int64_t>(plan.bytes)},
                                    b.getI8Type());
@@ -733,7 +760,7 @@ LogicalResult HostBuilder::build() {
   b.create<func::ReturnOp>(currentLoc, ok);
   finishArena();
 
-  ModelInterface &iface = out.interface;
+  ModelInterface &iface = entryResult.interface;
   iface.name = modelName;
   auto describeTensor = [](std::string name, Type t) {
     auto shaped = cast<ShapedType>(t);
@@ -749,6 +776,7 @@ LogicalResult HostBuilder::build() {
     iface.inputs.push_back(describeTensor(tensorName(graph, i, true), t));
   for (auto [i, t] : llvm::enumerate(type.getResults()))
     iface.outputs.push_back(describeTensor(tensorName(graph, i, false), t));
+  out.entries.push_back(std::move(entryResult));
   return success();
 }
 
@@ -764,10 +792,7 @@ LogicalResult buildHostModule(func::FuncOp graph, Target &target,
   for (StringRef name : registry.getDialectNames())
     ctx->getOrLoadDialect(name);
   HostBuilder builder(graph, target, modelName, options, out);
-  if (succeeded(builder.build()))
-    return success();
-  out.module = nullptr;
-  return failure();
+  return builder.build();
 }
 
 } // namespace mlcc::lowering

@@ -21,7 +21,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,15 +36,18 @@ struct NamedBytes {
   std::vector<uint8_t> bytes;
 };
 
-struct HostModule {
-  mlir::OwningOpRef<mlir::ModuleOp> module;
+/// A weight already in the object: its symbol and index in `data`, or its
+/// offset in the weights file (`name` empty).
+struct StoredWeight {
+  std::string name;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+/// One entry function of a host module: the model for one set of shapes.
+struct HostEntry {
   /// The entry function's symbol.
-  std::string entry;
-  std::vector<NamedBytes> kernels;
-  std::vector<NamedBytes> data;
-  /// With HostOptions::externalWeights: the data of the weights file, every
-  /// weight at a 64-byte aligned offset (and `data` empty).
-  std::vector<uint8_t> weights;
+  std::string symbol;
   /// Names, dtypes and shapes of inputs and outputs, and the arena size.
   ModelInterface interface;
   /// Bytes of all arena buffers added up, and the most live at once.
@@ -48,9 +55,30 @@ struct HostModule {
   uint64_t arenaLowerBound = 0;
   /// Elementwise results written over an operand's buffer.
   unsigned inPlaceResults = 0;
+};
+
+/// What one object holds. buildHostModule adds one entry per call, so a
+/// model compiled for several shapes (`--dim batch=1,8`) is one module whose
+/// entries share kernels and weights with identical bytes.
+struct HostModule {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<HostEntry> entries;
+  std::vector<NamedBytes> kernels;
+  std::vector<NamedBytes> data;
+  /// With HostOptions::externalWeights: the data of the weights file, every
+  /// weight at a 64-byte aligned offset (and `data` empty).
+  std::vector<uint8_t> weights;
   /// With profiling on: "name (op)" of the graph op each profile index
   /// stands for.
   std::vector<std::string> profiledOps;
+
+  /// Bookkeeping of the builder, across entries: symbols taken, kernels by
+  /// code, weights by a hash of their bytes (the name or weights offset of
+  /// each with that hash).
+  llvm::StringSet<> symbols;
+  unsigned symbolCounter = 0;
+  llvm::StringMap<std::string> kernelByCode;
+  std::map<uint64_t, std::vector<StoredWeight>> weightsByHash;
 };
 
 /// The function a profiling build calls before each graph op (with the
@@ -62,8 +90,9 @@ constexpr const char *kProfileHook = "mlcc_profile_op";
 /// Registers the dialects the host module uses in `registry`.
 void registerHostDialects(mlir::DialectRegistry &registry);
 
-/// Builds the host module of `graph` for `target`; `modelName` is the C
-/// identifier of the model. Problems are emitted as diagnostics on the ops
+/// Builds the host module of `graph` for `target` (or adds an entry for it
+/// to `out.module` when that is set); `modelName` is the C identifier of the
+/// model. Problems are emitted as diagnostics on the ops
 /// (node name, op, what is unsupported) and give failure.
 struct HostOptions {
   /// Call the profile hook around every op (mlcc bench --per-op).

@@ -29,13 +29,14 @@ public:
         i32(Type::getInt32Ty(ctx)), i64(Type::getInt64Ty(ctx)),
         prefix("mlcc_" + iface.name + "_") {}
 
-  void write(StringRef entry);
+  void write(ArrayRef<HostEntry> entries);
 
 private:
   Constant *string(const std::string &s, const Twine &name);
   Constant *tensorTable(const std::vector<InterfaceTensor> &tensors,
                         StringRef kind);
-  Function *defineInvoke(StringRef entry);
+  Function *defineInvoke(StringRef entry, const Twine &name);
+  Constant *variantTable(ArrayRef<HostEntry> entries);
   Function *exported(StringRef suffix, Type *result, ArrayRef<Type *> params);
   FunctionCallee runtime(StringRef name, Type *result,
                          ArrayRef<Type *> params);
@@ -88,13 +89,12 @@ Constant *APIWriter::tensorTable(const std::vector<InterfaceTensor> &tensors,
 
 // i32 invoke(ptr arena, ptr weights, ptr inputs, ptr outputs, ptr pool): the
 // descriptor's entry; unpacks the pointer arrays into the entry's arguments.
-Function *APIWriter::defineInvoke(StringRef entryName) {
+Function *APIWriter::defineInvoke(StringRef entryName, const Twine &name) {
   Function *entry = m.getFunction(entryName);
   // Only the descriptor and the API functions leave the object.
   entry->setLinkage(GlobalValue::InternalLinkage);
   auto *type = FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr}, false);
-  Function *f = Function::Create(type, GlobalValue::InternalLinkage,
-                                 prefix + "invoke", m);
+  Function *f = Function::Create(type, GlobalValue::InternalLinkage, name, m);
   IRBuilder<> b(BasicBlock::Create(ctx, "", f));
   std::vector<Value *> args{f->getArg(0), f->getArg(1)};
   auto load = [&](Value *array, size_t i) {
@@ -123,21 +123,56 @@ FunctionCallee APIWriter::runtime(StringRef name, Type *result,
                                FunctionType::get(result, params, false));
 }
 
-void APIWriter::write(StringRef entry) {
-  // mlcc_model_desc: see runtime/include/mlcc/model.h.
+// mlcc_model_variant[]: each entry's dims (inputs then outputs), arena and
+// invoke function.
+Constant *APIWriter::variantTable(ArrayRef<HostEntry> entries) {
+  StructType *variantType = StructType::get(ctx, {ptr, i64, ptr});
+  std::vector<Constant *> variants;
+  for (auto [k, e] : llvm::enumerate(entries)) {
+    std::vector<uint64_t> dims;
+    for (const auto *tensors : {&e.interface.inputs, &e.interface.outputs})
+      for (const InterfaceTensor &t : *tensors)
+        for (const InterfaceDim &d : t.dims)
+          dims.push_back(static_cast<uint64_t>(d.size));
+    Constant *dimsPtr = ConstantPointerNull::get(ptr);
+    if (!dims.empty()) {
+      Constant *init = ConstantDataArray::get(ctx, dims);
+      dimsPtr = new GlobalVariable(m, init->getType(), true,
+                                   GlobalValue::PrivateLinkage, init,
+                                   prefix + "variant" + Twine(k) + "_dims");
+    }
+    variants.push_back(ConstantStruct::get(
+        variantType,
+        {dimsPtr, ConstantInt::get(i64, e.interface.arenaBytes),
+         defineInvoke(e.symbol, prefix + "invoke" + Twine(k))}));
+  }
+  auto *arrayType = ArrayType::get(variantType, variants.size());
+  return new GlobalVariable(m, arrayType, true, GlobalValue::PrivateLinkage,
+                            ConstantArray::get(arrayType, variants),
+                            prefix + "variants");
+}
+
+void APIWriter::write(ArrayRef<HostEntry> entries) {
+  // mlcc_model_desc: see runtime/include/mlcc/model.h. One entry is the
+  // descriptor's; several are its variants.
+  bool variants = entries.size() > 1;
   StructType *descType = StructType::get(
-      ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64, i64, i64});
+      ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64, i64, ptr});
   Constant *desc = ConstantStruct::get(
       descType,
       {ConstantInt::get(i32, 2), ConstantInt::get(i32, iface.inputs.size()),
-       ConstantInt::get(i32, iface.outputs.size()), ConstantInt::get(i32, 0),
+       ConstantInt::get(i32, iface.outputs.size()),
+       ConstantInt::get(i32, variants ? entries.size() : 0),
        string(iface.name, prefix + "name"), tensorTable(iface.inputs, "input"),
        tensorTable(iface.outputs, "output"),
-       ConstantInt::get(i64, iface.arenaBytes), defineInvoke(entry),
+       ConstantInt::get(i64, iface.arenaBytes),
+       variants ? static_cast<Constant *>(ConstantPointerNull::get(ptr))
+                : defineInvoke(entries.front().symbol, prefix + "invoke"),
        ConstantInt::get(i64, iface.externalWeights ? iface.weightsBytes : 0),
        ConstantInt::get(i64,
                         iface.externalWeights ? iface.weightsFingerprint : 0),
-       ConstantInt::get(i64, 0)});
+       variants ? variantTable(entries)
+                : static_cast<Constant *>(ConstantPointerNull::get(ptr))});
   auto *descVar =
       new GlobalVariable(m, descType, true, GlobalValue::ExternalLinkage, desc,
                          modelDescriptorSymbol(iface));
@@ -190,7 +225,10 @@ void APIWriter::write(StringRef entry) {
     b.CreateRetVoid();
   }
 
-  // run_static(ctx, in..., out...): the pointers into two arrays.
+  // run_static(ctx, in..., out...): the pointers into two arrays; only for
+  // static shapes, as the header declares it.
+  if (variants)
+    return;
   size_t numIn = iface.inputs.size(), numOut = iface.outputs.size();
   std::vector<Type *> params(1 + numIn + numOut, ptr);
   Function *f = exported("run_static", i32, params);
@@ -217,8 +255,9 @@ std::string modelDescriptorSymbol(const ModelInterface &iface) {
   return "mlcc_" + iface.name + "_model";
 }
 
-void addModelAPI(Module &m, const ModelInterface &iface, StringRef entry) {
-  APIWriter(m, iface).write(entry);
+void addModelAPI(Module &m, const ModelInterface &iface,
+                 ArrayRef<HostEntry> entries) {
+  APIWriter(m, iface).write(entries);
 }
 
 } // namespace mlcc::lowering

@@ -12,6 +12,7 @@
 #define MLCC_LOWERING_COMMON_MODELAPI_H
 
 #include "HeaderWriter.h"
+#include "HostBuilder.h"
 
 #include "llvm/IR/Module.h"
 
@@ -20,10 +21,12 @@ namespace mlcc::lowering {
 /// The exported symbol of the model's descriptor.
 std::string modelDescriptorSymbol(const ModelInterface &iface);
 
-/// Adds the descriptor and the API functions to `m`, which defines
-/// `entry` as i32 (ptr arena, ptr input..., ptr output..., ptr pool).
+/// Adds the descriptor and the API functions to `m`, which defines each
+/// entry's symbol as i32 (ptr arena, ptr weights, ptr input...,
+/// ptr output..., ptr pool). Several entries become the descriptor's
+/// variants, with the dims of each entry's own interface.
 void addModelAPI(llvm::Module &m, const ModelInterface &iface,
-                 llvm::StringRef entry);
+                 llvm::ArrayRef<HostEntry> entries);
 
 } // namespace mlcc::lowering
 

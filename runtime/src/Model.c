@@ -59,9 +59,11 @@ static int64_t numElements(const mlcc_model_tensor_desc *t) {
 // One input or output descriptor written by the compiler. A failure here is
 // a bug in mlcc or a corrupt object, never the application's mistake, but it
 // is still a status: the runtime does not trust data it did not write.
+// `dynamic`: -1 dims are allowed (a model with variants).
 static mlcc_status checkTensorDesc(const char *fn, const char *kind,
                                    uint32_t index,
-                                   const mlcc_model_tensor_desc *t) {
+                                   const mlcc_model_tensor_desc *t,
+                                   bool dynamic) {
   if (!t->name)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: %s %u of the model descriptor has no name",
@@ -74,10 +76,10 @@ static mlcc_status checkTensorDesc(const char *fn, const char *kind,
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: %s %u ('%s') has rank %d but no dims", fn,
                                kind, index, t->name, (int)t->rank);
-  // Version 1 has static shapes only: -1 ("given at run time") would need
-  // the dims of the outputs to be computed, which this ABI cannot express.
+  // -1 ("given at run time") only where variants give the dims: the code
+  // is compiled for each shape it runs.
   for (int32_t i = 0; i < t->rank; ++i)
-    if (t->dims[i] < 0)
+    if (t->dims[i] < (dynamic ? -1 : 0))
       return mlcc_last_error_set(
           MLCC_INVALID_ARGUMENT,
           "%s: %s %u ('%s') has a negative dim %d (%lld)", fn, kind, index,
@@ -91,6 +93,8 @@ static mlcc_status checkTensorDesc(const char *fn, const char *kind,
   // overflow, so numElements needs no checks of its own.
   uint64_t bytes = elementSize;
   for (int32_t i = 0; i < t->rank; ++i) {
+    if (t->dims[i] < 0)
+      continue;
     uint64_t dim = (uint64_t)t->dims[i];
     if (dim != 0 && bytes > (uint64_t)INT64_MAX / dim)
       return mlcc_last_error_set(MLCC_OUT_OF_RANGE,
@@ -102,6 +106,49 @@ static mlcc_status checkTensorDesc(const char *fn, const char *kind,
     return mlcc_last_error_set(MLCC_OUT_OF_RANGE,
                                "%s: %s %u ('%s') does not fit in memory", fn,
                                kind, index, t->name);
+  return MLCC_OK;
+}
+
+// The tensor `index` of the inputs-then-outputs order.
+static const mlcc_model_tensor_desc *tensorAt(const mlcc_model_desc *desc,
+                                              uint32_t index) {
+  return index < desc->num_inputs ? &desc->inputs[index]
+                                  : &desc->outputs[index - desc->num_inputs];
+}
+
+// Variant v's dims: static, a valid size, and those of the descriptor where
+// it has them.
+static mlcc_status checkVariant(const char *fn, const mlcc_model_desc *desc,
+                                uint32_t v) {
+  const mlcc_model_variant *variant = &desc->variants[v];
+  if (!variant->entry || variant->arena_bytes > desc->arena_bytes)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: variant %u of the model descriptor has no "
+                               "entry or too large an arena",
+                               fn, (unsigned)v);
+  const int64_t *dims = variant->dims;
+  for (uint32_t i = 0; i < desc->num_inputs + desc->num_outputs; ++i) {
+    mlcc_model_tensor_desc t = *tensorAt(desc, i);
+    if (t.rank > 0 && !dims)
+      return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                                 "%s: variant %u of the model descriptor has "
+                                 "no dims",
+                                 fn, (unsigned)v);
+    for (int32_t d = 0; d < t.rank; ++d)
+      if (t.dims[d] >= 0 && t.dims[d] != dims[d])
+        return mlcc_last_error_set(
+            MLCC_INVALID_ARGUMENT,
+            "%s: variant %u of the model descriptor gives '%s' dim %d = %lld, "
+            "the model says %lld",
+            fn, (unsigned)v, t.name, (int)d, (long long)dims[d],
+            (long long)t.dims[d]);
+    t.dims = dims;
+    mlcc_status status = checkTensorDesc(
+        fn, i < desc->num_inputs ? "input" : "output", i, &t, false);
+    if (status != MLCC_OK)
+      return status;
+    dims += t.rank;
+  }
   return MLCC_OK;
 }
 
@@ -125,15 +172,20 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: the model descriptor has no name", fn);
   functionName(fn, desc, verb);
-  if (desc->reserved != 0 || desc->reserved2 != 0 ||
-      (desc->weights_bytes == 0 && desc->weights_fingerprint != 0))
-    return mlcc_last_error_set(
-        MLCC_INVALID_ARGUMENT,
-        "%s: the model descriptor's reserved fields are not 0", fn);
-  if (!desc->entry)
+  if (desc->weights_bytes == 0 && desc->weights_fingerprint != 0)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: the model descriptor has a weights "
+                               "fingerprint but no weights file",
+                               fn);
+  if (desc->num_variants == 0 && !desc->entry)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: the model descriptor has no entry function",
                                fn);
+  if (desc->num_variants > 0 && !desc->variants)
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "%s: the model descriptor has %u variants but no variant array", fn,
+        (unsigned)desc->num_variants);
   if (desc->num_inputs > 0 && !desc->inputs)
     return mlcc_last_error_set(
         MLCC_INVALID_ARGUMENT,
@@ -144,13 +196,21 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
         MLCC_INVALID_ARGUMENT,
         "%s: the model descriptor has %u outputs but no output array", fn,
         (unsigned)desc->num_outputs);
+  bool dynamic = desc->num_variants > 0;
   for (uint32_t i = 0; i < desc->num_inputs; ++i) {
-    mlcc_status status = checkTensorDesc(fn, "input", i, &desc->inputs[i]);
+    mlcc_status status =
+        checkTensorDesc(fn, "input", i, &desc->inputs[i], dynamic);
     if (status != MLCC_OK)
       return status;
   }
   for (uint32_t i = 0; i < desc->num_outputs; ++i) {
-    mlcc_status status = checkTensorDesc(fn, "output", i, &desc->outputs[i]);
+    mlcc_status status =
+        checkTensorDesc(fn, "output", i, &desc->outputs[i], dynamic);
+    if (status != MLCC_OK)
+      return status;
+  }
+  for (uint32_t v = 0; v < desc->num_variants; ++v) {
+    mlcc_status status = checkVariant(fn, desc, v);
     if (status != MLCC_OK)
       return status;
   }
@@ -335,8 +395,71 @@ static void pointersFree(Pointers *p) {
 
 // Checks each tensor against the descriptor and calls the entry on their
 // data: what mlcc_model_run and mlcc_model_run_with_arena share.
+// Appends "[d0, d1]" to buf (of `size`, holding `used` chars).
+static size_t appendShape(char *buf, size_t size, size_t used, int32_t rank,
+                          const int64_t *dims) {
+  for (int32_t i = 0; i <= rank && used + 1 < size; ++i) {
+    int n = i == rank ? snprintf(buf + used, size - used, "]")
+                      : snprintf(buf + used, size - used, "%s%lld",
+                                 i == 0 ? "[" : ", ", (long long)dims[i]);
+    used += n > 0 ? (size_t)n : 0;
+  }
+  if (rank == 0 && used + 3 < size)
+    used += (size_t)snprintf(buf + used, size - used, "[]");
+  return used < size ? used : size - 1;
+}
+
+// The variant whose input dims are the inputs' (checked against the
+// descriptor already); NULL with the status recorded when none is.
+static const mlcc_model_variant *selectVariant(const char *fn,
+                                               const mlcc_model_desc *desc,
+                                               const mlcc_tensor *inputs) {
+  for (uint32_t v = 0; v < desc->num_variants; ++v) {
+    const int64_t *dims = desc->variants[v].dims;
+    bool same = true;
+    for (uint32_t i = 0; i < desc->num_inputs && same; ++i) {
+      for (int32_t d = 0; d < inputs[i].rank; ++d)
+        same &= inputs[i].dims[d] == dims[d];
+      dims += inputs[i].rank;
+    }
+    if (same)
+      return &desc->variants[v];
+  }
+  // "input 'ids' is [3, 128]; compiled for [1, 128], [8, 128]": the first
+  // input whose dims choose among the variants.
+  uint32_t shown = 0;
+  for (uint32_t i = 0; i < desc->num_inputs; ++i)
+    for (int32_t d = 0; d < desc->inputs[i].rank; ++d)
+      if (desc->inputs[i].dims[d] < 0 && shown == 0)
+        shown = i;
+  char list[LabelCapacity * 2];
+  size_t used = appendShape(list, sizeof(list), 0, inputs[shown].rank,
+                            inputs[shown].dims);
+  used += (size_t)snprintf(list + used, sizeof(list) - used,
+                           "; compiled for ");
+  for (uint32_t v = 0; v < desc->num_variants && used + 1 < sizeof(list);
+       ++v) {
+    const int64_t *dims = desc->variants[v].dims;
+    for (uint32_t i = 0; i < shown; ++i)
+      dims += desc->inputs[i].rank;
+    if (v > 0)
+      used += (size_t)snprintf(list + used, sizeof(list) - used, ", ");
+    if (used + 1 < sizeof(list))
+      used = appendShape(list, sizeof(list), used, inputs[shown].rank, dims);
+  }
+  mlcc_last_error_set(MLCC_SHAPE_MISMATCH,
+                      "%s: the model was not compiled for these input "
+                      "shapes: input '%s' is %s",
+                      fn, desc->inputs[shown].name, list);
+  return NULL;
+}
+
+// Checks each tensor against the descriptor (and the variant its inputs
+// choose) and calls the entry on their data: what mlcc_model_run and
+// mlcc_model_run_with_arena share.
 static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
-                               const void *weights, mlcc_threadpool *pool, const mlcc_tensor *inputs,
+                               const void *weights, mlcc_threadpool *pool,
+                               const mlcc_tensor *inputs,
                                mlcc_tensor *outputs, const char *verb) {
   char fn[LabelCapacity];
   functionName(fn, desc, verb);
@@ -348,7 +471,6 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: outputs is NULL (the model has %u)", fn,
                                (unsigned)desc->num_outputs);
-
   // Every check passes before the model touches any data.
   char label[LabelCapacity];
   for (uint32_t i = 0; i < desc->num_inputs; ++i) {
@@ -359,15 +481,28 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
     if (status != MLCC_OK)
       return status;
   }
+  mlcc_model_entry_fn entry = desc->entry;
+  const int64_t *outputDims = NULL; // the variant's, after the inputs'
+  if (desc->num_variants > 0) {
+    const mlcc_model_variant *variant = selectVariant(fn, desc, inputs);
+    if (!variant)
+      return MLCC_SHAPE_MISMATCH;
+    entry = variant->entry;
+    outputDims = variant->dims;
+    for (uint32_t i = 0; i < desc->num_inputs; ++i)
+      outputDims += desc->inputs[i].rank;
+  }
   for (uint32_t i = 0; i < desc->num_outputs; ++i) {
     const mlcc_model_tensor_desc *t = &desc->outputs[i];
     snprintf(label, sizeof(label), "output '%s'", t->name);
-    mlcc_status status = mlcc_tensor_check(&outputs[i], (mlcc_dtype)t->dtype,
-                                           t->rank, t->dims, label);
+    mlcc_status status = mlcc_tensor_check(
+        &outputs[i], (mlcc_dtype)t->dtype, t->rank,
+        outputDims ? outputDims : t->dims, label);
     if (status != MLCC_OK)
       return status;
+    if (outputDims)
+      outputDims += t->rank;
   }
-
   Pointers p;
   mlcc_status status = pointersInit(&p, desc, fn);
   if (status == MLCC_OK) {
@@ -375,8 +510,7 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
       p.Inputs[i] = inputs[i].data;
     for (uint32_t i = 0; i < desc->num_outputs; ++i)
       p.Outputs[i] = outputs[i].data;
-    status =
-        (mlcc_status)desc->entry(arena, weights, p.Inputs, p.Outputs, pool);
+    status = (mlcc_status)entry(arena, weights, p.Inputs, p.Outputs, pool);
   }
   pointersFree(&p);
   return status;
@@ -416,6 +550,11 @@ mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
     return status;
   char fn[LabelCapacity];
   functionName(fn, desc, verb);
+  if (desc->num_variants > 0)
+    return mlcc_last_error_set(MLCC_UNSUPPORTED,
+                               "%s: model '%s' has dynamic dims; run it with "
+                               "tensor descriptors",
+                               fn, desc->name);
   if (desc->num_inputs > 0 && !inputs)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: inputs is NULL (the model has %u)", fn,

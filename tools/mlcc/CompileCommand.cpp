@@ -98,13 +98,55 @@ std::string defaultModelName(const std::string &modelPath) {
   return fromFolder;
 }
 
+// `--dim batch=1,8` compiles the model once per value (and once per
+// combination of several such dims): the options of each, with one value per
+// dim. Empty after printing an error.
+static std::vector<ModelOptions> shapeVariants(const ModelOptions &options) {
+  std::vector<ModelOptions> variants{options};
+  for (ModelOptions &v : variants)
+    v.dims.clear();
+  for (const std::string &d : options.dims) {
+    size_t eq = d.find('=');
+    std::vector<std::string> values;
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(d).substr(eq == std::string::npos ? d.size() : eq + 1)
+        .split(parts, ',');
+    std::vector<ModelOptions> next;
+    for (const ModelOptions &v : variants)
+      for (llvm::StringRef value : parts) {
+        next.push_back(v);
+        next.back().dims.push_back(d.substr(0, eq + 1) + value.str());
+      }
+    variants = std::move(next);
+  }
+  constexpr size_t kMaxVariants = 16;
+  if (variants.size() > kMaxVariants) {
+    printErrors({"the --dim values ask for " + std::to_string(variants.size()) +
+                 " shapes; at most " + std::to_string(kMaxVariants) +
+                 " variants fit in one object"});
+    return {};
+  }
+  return variants;
+}
+
 int runCompile(const CompileOptions &options) {
   MLIRContext ctx;
-  ModelOptions modelOptions = options.model;
-  modelOptions.passChanges = options.stats;
-  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, modelOptions);
-  if (!module)
+  std::vector<ModelOptions> shapes = shapeVariants(options.model);
+  if (shapes.empty())
     return 1;
+  std::vector<OwningOpRef<ModuleOp>> variants;
+  for (ModelOptions &shape : shapes) {
+    shape.passChanges = options.stats && variants.empty();
+    variants.push_back(loadAndSimplify(ctx, shape));
+    if (!variants.back())
+      return 1;
+  }
+  if (variants.size() > 1 && options.emit != "obj") {
+    printErrors({"--emit " + options.emit + " shows one shape; give each "
+                 "--dim one value"});
+    return 1;
+  }
+  OwningOpRef<ModuleOp> &module = variants.front();
   if (options.emit == "mlir") {
     std::vector<std::unique_ptr<llvm::ToolOutputFile>> files;
     std::string text;
@@ -130,8 +172,11 @@ int runCompile(const CompileOptions &options) {
     compileOptions.hostMlir = &hostStream;
   compileOptions.externalWeights = options.weights == "external";
   lowering::CompiledModel compiled;
+  std::vector<ModuleOp> modules;
+  for (OwningOpRef<ModuleOp> &v : variants)
+    modules.push_back(*v);
   ref::Status s =
-      compileForTarget(*module, options.target, compileOptions, compiled);
+      compileForTarget(modules, options.target, compileOptions, compiled);
   if (s.failed()) {
     printErrors({s.message()});
     return 1;

@@ -18,7 +18,9 @@ static void addModelOptions(CLI::App *cmd, ModelOptions &o) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--dim", o.dims,
-                  "Fix a symbolic dimension, e.g. --dim batch=1 (repeatable)");
+                  "Fix a symbolic dimension, e.g. --dim batch=1 (repeatable); "
+                  "compile takes several values, --dim batch=1,8: one object "
+                  "with a variant per value, chosen by the inputs' dims");
   cmd->add_option("--pipeline", o.pipeline,
                   "Graph pipeline to run: simplify (shape inference, constant "
                   "folding, DCE) or none")

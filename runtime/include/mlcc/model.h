@@ -36,7 +36,9 @@ MLCC_EXTERN_C_BEGIN
 /// One input or output of a model. 24 bytes on 64-bit targets.
 typedef struct mlcc_model_tensor_desc {
   const char *name;     ///< the ONNX name, for messages
-  const int64_t *dims;  ///< rank extents, all >= 0; NULL when rank is 0
+  /// rank extents, >= 0, or -1 for a dim the model's variants give (see
+  /// mlcc_model_variant); NULL when rank is 0
+  const int64_t *dims;
   int32_t rank;
   int32_t dtype;        ///< an mlcc_dtype value
 } mlcc_model_tensor_desc;
@@ -54,12 +56,26 @@ typedef int32_t (*mlcc_model_entry_fn)(void *arena, const void *weights,
                                        void *const *outputs,
                                        mlcc_threadpool *pool);
 
+/// The code of a model with dynamic dims for one assignment of them
+/// (`mlcc compile --dim batch=1,8` gives two): the extents of every input,
+/// then of every output (rank values each, in order), and what to run. 24
+/// bytes.
+typedef struct mlcc_model_variant {
+  const int64_t *dims;
+  uint64_t arena_bytes;
+  mlcc_model_entry_fn entry;
+} mlcc_model_variant;
+
 /// A compiled model, as its object file defines it. 80 bytes.
+/// With num_variants == 0 every dim is static and `entry` runs the model.
+/// Otherwise `entry` is NULL, the tensors' dynamic dims are -1, and a run
+/// takes the first variant whose input dims are the caller's; arena_bytes
+/// is the largest variant's.
 typedef struct mlcc_model_desc {
   uint32_t abi_version; ///< MLCC_MODEL_ABI_VERSION
   uint32_t num_inputs;
   uint32_t num_outputs;
-  uint32_t reserved;    ///< 0
+  uint32_t num_variants;
   const char *name;     ///< the model's C identifier
   const mlcc_model_tensor_desc *inputs;
   const mlcc_model_tensor_desc *outputs;
@@ -71,7 +87,7 @@ typedef struct mlcc_model_desc {
   /// The fingerprint that file's header must carry: a file of another
   /// model, or of another compile of this one, is refused.
   uint64_t weights_fingerprint;
-  uint64_t reserved2;   ///< 0
+  const mlcc_model_variant *variants; ///< num_variants of them, or NULL
 } mlcc_model_desc;
 
 /// The header of a weights file (`mlcc compile --weights external`): 64
@@ -119,7 +135,8 @@ MLCC_API void mlcc_model_destroy(mlcc_model_context *ctx);
 
 /// Checks every input and output descriptor against `desc` (dtype, rank,
 /// dims, data pointers; "input 'x': expected 4 dims, got 3") and runs the
-/// model in the context's arena. `ctx` must come from mlcc_model_create
+/// model in the context's arena. With dynamic dims the inputs' choose the
+/// variant, and the outputs must have that variant's dims. `ctx` must come from mlcc_model_create
 /// with the same `desc` (MLCC_INVALID_ARGUMENT otherwise).
 MLCC_API mlcc_status mlcc_model_run(const mlcc_model_desc *desc,
                                     mlcc_model_context *ctx,
@@ -128,7 +145,8 @@ MLCC_API mlcc_status mlcc_model_run(const mlcc_model_desc *desc,
 
 /// As mlcc_model_run with raw data pointers whose shapes are the
 /// descriptor's: only NULLs are checked (a NULL pointer is allowed for a
-/// tensor with no elements).
+/// tensor with no elements). Only for models without dynamic dims
+/// (MLCC_UNSUPPORTED otherwise).
 MLCC_API mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
                                              mlcc_model_context *ctx,
                                              const void *const *inputs,

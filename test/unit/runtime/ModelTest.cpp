@@ -139,7 +139,7 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_desc, abi_version) == 0);
   CHECK(offsetof(mlcc_model_desc, num_inputs) == 4);
   CHECK(offsetof(mlcc_model_desc, num_outputs) == 8);
-  CHECK(offsetof(mlcc_model_desc, reserved) == 12);
+  CHECK(offsetof(mlcc_model_desc, num_variants) == 12);
   CHECK(offsetof(mlcc_model_desc, name) == 16);
   CHECK(offsetof(mlcc_model_desc, inputs) == 24);
   CHECK(offsetof(mlcc_model_desc, outputs) == 32);
@@ -147,7 +147,10 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_desc, entry) == 48);
   CHECK(offsetof(mlcc_model_desc, weights_bytes) == 56);
   CHECK(offsetof(mlcc_model_desc, weights_fingerprint) == 64);
-  CHECK(offsetof(mlcc_model_desc, reserved2) == 72);
+  CHECK(offsetof(mlcc_model_desc, variants) == 72);
+  CHECK(sizeof(mlcc_model_variant) == 24);
+  CHECK(offsetof(mlcc_model_variant, arena_bytes) == 8);
+  CHECK(offsetof(mlcc_model_variant, entry) == 16);
   CHECK(MLCC_MODEL_ABI_VERSION == 2);
   // The weights file's header, as lowering/Common/CompileModel.cpp writes it.
   CHECK(sizeof(mlcc_weights_header) == 64);
@@ -236,16 +239,11 @@ TEST_CASE("create rejects a malformed descriptor", "[runtime][model]") {
     CHECK(createFails(d) == MLCC_INVALID_ARGUMENT);
     CHECK(lastError() == "mlcc_model_create: the model descriptor has no name");
   }
-  SECTION("reserved fields set") {
-    d.reserved2 = 1;
-    CHECK(createFails(d) == MLCC_INVALID_ARGUMENT);
-    CHECK(
-        lastError() ==
-        "mlcc_twice_create: the model descriptor's reserved fields are not 0");
-    // A fingerprint without weights in a file is as meaningless.
-    d.reserved2 = 0;
+  SECTION("a weights fingerprint without a weights file") {
     d.weights_fingerprint = 1;
     CHECK(createFails(d) == MLCC_INVALID_ARGUMENT);
+    CHECK(lastError() == "mlcc_twice_create: the model descriptor has a "
+                         "weights fingerprint but no weights file");
   }
   SECTION("no entry function") {
     d.entry = nullptr;

@@ -25,7 +25,9 @@
 namespace mlcc {
 
 /// Compiles `module` for `target` ("avx512"); errors are one line each.
-ref::Status compileForTarget(mlir::ModuleOp module, const std::string &target,
+/// Several modules are one model at several shapes (lowering::compileModel).
+ref::Status compileForTarget(llvm::ArrayRef<mlir::ModuleOp> modules,
+                             const std::string &target,
                              const lowering::CompileModelOptions &options,
                              lowering::CompiledModel &out);
 
