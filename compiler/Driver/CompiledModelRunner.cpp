@@ -69,6 +69,15 @@ Status CompiledModelRunner::load(const lowering::CompiledModel &compiled,
   return Status::success();
 }
 
+Status CompiledModelRunner::compileAndLoad(
+    mlir::ModuleOp module, const std::string &target,
+    const lowering::CompileModelOptions &options, mlcc_threadpool *pool,
+    std::unique_ptr<CompiledModelRunner> &out) {
+  lowering::CompiledModel compiled;
+  MLCC_RETURN_IF_ERROR(compileForTarget(module, target, options, compiled));
+  return load(compiled, pool, out);
+}
+
 CompiledModelRunner::~CompiledModelRunner() { mlcc_model_destroy(ctx); }
 
 static mlcc_tensor describe(const Tensor &t, std::vector<int64_t> &dims) {

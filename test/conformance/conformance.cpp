@@ -110,10 +110,8 @@ std::string runTest(const std::string &dir, const Options &opts) {
     lowering::CompileModelOptions options;
     options.name = "conformance";
     options.targetKernels = !opts.portableOnly;
-    lowering::CompiledModel object;
-    ref::Status s = compileForTarget(*module, opts.target, options, object);
-    if (s.ok())
-      s = CompiledModelRunner::load(object, nullptr, compiled);
+    ref::Status s = CompiledModelRunner::compileAndLoad(
+        *module, opts.target, options, nullptr, compiled);
     if (s.failed())
       return "compile: " + s.message();
   }

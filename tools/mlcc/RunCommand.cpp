@@ -33,13 +33,12 @@ static ref::Status compileAndRun(ModuleOp module, const std::string &target,
                                  std::vector<ref::Tensor> &outputs) {
   lowering::CompileModelOptions options;
   options.name = name;
-  lowering::CompiledModel compiled;
-  MLCC_RETURN_IF_ERROR(compileForTarget(module, target, options, compiled));
   mlcc_threadpool *pool = nullptr;
   if (threads != 1 && mlcc_threadpool_create(threads, &pool) != MLCC_OK)
     return ref::Status::error(mlcc_last_error_message());
   std::unique_ptr<CompiledModelRunner> runner;
-  ref::Status s = CompiledModelRunner::load(compiled, pool, runner);
+  ref::Status s =
+      CompiledModelRunner::compileAndLoad(module, target, options, pool, runner);
   if (s.ok())
     s = runner->run(inputs, outputs);
   runner.reset();

@@ -13,6 +13,7 @@
 #define MLCC_REFERENCE_KERNELS_ELEMENTWISEUTILS_H
 
 #include "KernelUtils.h"
+#include "mlcc/Reference/TypeSets.h"
 
 #include <array>
 #include <cmath>
@@ -25,15 +26,15 @@ namespace mlcc::ref::elementwise {
 // Type sets (the ONNX type constraints of an operand)
 //===----------------------------------------------------------------------===//
 
-enum TypeSet : unsigned {
-  kFloat = 1,    // f16, bf16, f32, f64
-  kSigned = 2,   // i8..i64
-  kUnsigned = 4, // u8..u64
-  kBool = 8,
-  kFloatOrSigned = kFloat | kSigned,
-  kNumeric = kFloat | kSigned | kUnsigned,
-  kAny = kNumeric | kBool,
-};
+using ref::TypeSet;
+using ref::kFloat;
+using ref::kSigned;
+using ref::kUnsigned;
+using ref::kBool;
+using ref::kFloatOrSigned;
+using ref::kNumeric;
+using ref::kAny;
+using ref::typeSetName;
 
 inline unsigned typeClassOf(DType t) {
   if (isFloatType(t))
@@ -45,25 +46,6 @@ inline unsigned typeClassOf(DType t) {
   if (t == DType::Bool)
     return kBool;
   return 0;
-}
-
-inline const char *typeSetName(unsigned set) {
-  switch (set) {
-  case kFloat:
-    return "a float type";
-  case kSigned:
-    return "a signed integer type";
-  case kUnsigned:
-    return "an unsigned integer type";
-  case kBool:
-    return "bool";
-  case kFloatOrSigned:
-    return "a float or signed integer type";
-  case kNumeric:
-    return "a numeric type";
-  default:
-    return "a tensor type";
-  }
 }
 
 /// Fails unless `t` is in `set`: "exp: input X has type i64, expected a

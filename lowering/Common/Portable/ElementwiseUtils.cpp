@@ -39,25 +39,6 @@ ElemType elemTypeOf(Value graphValue) {
   return elemTypeOf(cast<ShapedType>(graphValue.getType()).getElementType());
 }
 
-static const char *typeSetName(unsigned set) {
-  switch (set) {
-  case kFloat:
-    return "a float type";
-  case kSigned:
-    return "a signed integer type";
-  case kUnsigned:
-    return "an unsigned integer type";
-  case kBool:
-    return "bool";
-  case kFloatOrSigned:
-    return "a float or signed integer type";
-  case kNumeric:
-    return "a numeric type";
-  default:
-    return "a tensor type";
-  }
-}
-
 LogicalResult checkOperandType(PortableOp &p, unsigned index, unsigned set) {
   Type type = p.op->getOperand(index).getType();
   auto shaped = dyn_cast<ShapedType>(type);
@@ -74,7 +55,7 @@ LogicalResult checkOperandType(PortableOp &p, unsigned index, unsigned set) {
                              << ", expected f16, bf16, f32 or f64";
   if (!(elemTypeOf(elem).typeClass() & set))
     return p.op->emitError() << "input " << index << " has type " << elem
-                             << ", expected " << typeSetName(set);
+                             << ", expected " << ref::typeSetName(set);
   return success();
 }
 

@@ -14,6 +14,7 @@
 #define MLCC_LOWERING_COMMON_PORTABLE_ELEMENTWISEUTILS_H
 
 #include "PortableLowering.h"
+#include "mlcc/Reference/TypeSets.h"
 
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -26,16 +27,15 @@ namespace mlcc::portable::ew {
 //===----------------------------------------------------------------------===//
 
 /// Classes of element types, as bits: the ONNX type constraints of an
-/// operand are unions of them.
-enum TypeSet : unsigned {
-  kFloat = 1,    // f16, bf16, f32, f64
-  kSigned = 2,   // i8..i64
-  kUnsigned = 4, // ui8..ui64
-  kBool = 8,
-  kFloatOrSigned = kFloat | kSigned,
-  kNumeric = kFloat | kSigned | kUnsigned,
-  kAny = kNumeric | kBool,
-};
+/// operand are unions of them (those of the reference kernels).
+using ref::TypeSet;
+using ref::kFloat;
+using ref::kSigned;
+using ref::kUnsigned;
+using ref::kBool;
+using ref::kFloatOrSigned;
+using ref::kNumeric;
+using ref::kAny;
 
 /// One element type as the lowerings see it.
 struct ElemType {

@@ -38,42 +38,67 @@ LogicalResult quantParamExprs(Operation *op, Value x, Value param,
   return success();
 }
 
+// What QuantizeLinear and DequantizeLinear share: x, a scale and an
+// optional zero point broadcast along `axis` (or scalars), one result of
+// x's shape, computed elementwise.
+struct QuantOperands {
+  Value x, scale, zero, y;
+  Type xType, sType, zType, yType;
+  SmallVector<AffineExpr> sExprs, zExprs;
+
+  LogicalResult read(PortableOp &p) {
+    Operation *op = p.op;
+    x = p.operands[0];
+    scale = p.operands[1];
+    zero = p.operands.size() > 2 ? p.operands[2] : Value();
+    y = p.results[0];
+    xType = elementTypeOf(op->getOperand(0));
+    sType = elementTypeOf(op->getOperand(1));
+    zType = zero ? elementTypeOf(op->getOperand(2)) : Type();
+    yType = elementTypeOf(op->getResult(0));
+    if (failed(quantParamExprs(op, x, scale, sExprs)) ||
+        (zero && failed(quantParamExprs(op, x, zero, zExprs))))
+      return failure();
+    return success();
+  }
+
+  /// One linalg.generic over x's elements: `body(x, scale, zero or null)`
+  /// gives y's element.
+  void build(PortableOp &p,
+             function_ref<Value(OpBuilder &, Location, Value, Value, Value)>
+                 body) {
+    MLIRContext *ctx = p.b.getContext();
+    unsigned rank = shapeOf(x).size();
+    GenericBuilder g(rank);
+    int ix = g.addInput(x, dimExprs(ctx, allDims(rank)));
+    int is = g.addInput(scale, sExprs);
+    int iz = g.addInput(zero, zExprs);
+    g.addOutput(y, dimExprs(ctx, allDims(rank)));
+    g.build(p.b, p.loc, [&](OpBuilder &nb, Location nl, ValueRange args) {
+      return SmallVector<Value>{
+          body(nb, nl, args[ix], args[is], iz >= 0 ? args[iz] : Value())};
+    });
+  }
+};
+
 // Operands: x, y_scale, y_zero_point (optional; its type, u8 by default,
 // is the result's).
 LogicalResult lowerQuantize(PortableOp &p) {
-  Operation *op = p.op;
-  OpBuilder &b = p.b;
-  Location loc = p.loc;
-  MLIRContext *ctx = b.getContext();
-  Value x = p.operands[0], scale = p.operands[1];
-  Value zero = p.operands.size() > 2 ? p.operands[2] : Value();
-  Value y = p.results[0];
-  Type xType = elementTypeOf(op->getOperand(0));
-  Type sType = elementTypeOf(op->getOperand(1));
-  Type zType = zero ? elementTypeOf(op->getOperand(2)) : Type();
-  Type yType = elementTypeOf(op->getResult(0));
-  if (!isa<IntegerType>(yType))
-    return op->emitError("quantize: the result must be an integer type");
-  SmallVector<AffineExpr> sExprs, zExprs;
-  if (failed(quantParamExprs(op, x, scale, sExprs)) ||
-      (zero && failed(quantParamExprs(op, x, zero, zExprs))))
+  QuantOperands q;
+  if (failed(q.read(p)))
     return failure();
+  if (!isa<IntegerType>(q.yType))
+    return p.op->emitError("quantize: the result must be an integer type");
   // f32 like onnxruntime unless an operand is f64.
-  Type ct = xType.isF64() || sType.isF64() ? Type(b.getF64Type())
-                                           : Type(b.getF32Type());
-  unsigned rank = shapeOf(x).size();
-  GenericBuilder g(rank);
-  int ix = g.addInput(x, dimExprs(ctx, allDims(rank)));
-  int is = g.addInput(scale, sExprs);
-  int iz = g.addInput(zero, zExprs);
-  g.addOutput(y, dimExprs(ctx, allDims(rank)));
-  g.build(b, loc, [&](OpBuilder &nb, Location nl, ValueRange args) {
-    Value xv = convertScalar(nb, nl, args[ix], xType, ct);
-    Value sv = convertScalar(nb, nl, args[is], sType, ct);
-    Value q = nb.create<arith::DivFOp>(nl, xv, sv);
-    Value zp = iz >= 0 ? convertScalar(nb, nl, args[iz], zType, ct)
-                       : scalarConstant(nb, nl, ct, 0.0);
-    return SmallVector<Value>{requantize(nb, nl, q, zp, yType)};
+  Type ct = q.xType.isF64() || q.sType.isF64() ? Type(p.b.getF64Type())
+                                               : Type(p.b.getF32Type());
+  q.build(p, [&](OpBuilder &nb, Location nl, Value x, Value s, Value z) {
+    Value xv = convertScalar(nb, nl, x, q.xType, ct);
+    Value sv = convertScalar(nb, nl, s, q.sType, ct);
+    Value v = nb.create<arith::DivFOp>(nl, xv, sv);
+    Value zp = z ? convertScalar(nb, nl, z, q.zType, ct)
+                 : scalarConstant(nb, nl, ct, 0.0);
+    return requantize(nb, nl, v, zp, q.yType);
   });
   return success();
 }
@@ -81,43 +106,23 @@ LogicalResult lowerQuantize(PortableOp &p) {
 // Operands: x, x_scale, x_zero_point (optional). The result has the
 // scale's type.
 LogicalResult lowerDequantize(PortableOp &p) {
-  Operation *op = p.op;
-  OpBuilder &b = p.b;
-  Location loc = p.loc;
-  MLIRContext *ctx = b.getContext();
-  Value x = p.operands[0], scale = p.operands[1];
-  Value zero = p.operands.size() > 2 ? p.operands[2] : Value();
-  Value y = p.results[0];
-  Type xType = elementTypeOf(op->getOperand(0));
-  Type sType = elementTypeOf(op->getOperand(1));
-  Type zType = zero ? elementTypeOf(op->getOperand(2)) : Type();
-  Type yType = elementTypeOf(op->getResult(0));
-  if (!isa<IntegerType>(xType) || !isa<FloatType>(yType))
-    return op->emitError("dequantize: expected an integer x and a float "
-                         "result");
-  SmallVector<AffineExpr> sExprs, zExprs;
-  if (failed(quantParamExprs(op, x, scale, sExprs)) ||
-      (zero && failed(quantParamExprs(op, x, zero, zExprs))))
+  QuantOperands q;
+  if (failed(q.read(p)))
     return failure();
-  Type i64 = b.getI64Type(), f64 = b.getF64Type();
-  unsigned rank = shapeOf(x).size();
-  GenericBuilder g(rank);
-  int ix = g.addInput(x, dimExprs(ctx, allDims(rank)));
-  int is = g.addInput(scale, sExprs);
-  int iz = g.addInput(zero, zExprs);
-  g.addOutput(y, dimExprs(ctx, allDims(rank)));
-  g.build(b, loc, [&](OpBuilder &nb, Location nl, ValueRange args) {
+  if (!isa<IntegerType>(q.xType) || !isa<FloatType>(q.yType))
+    return p.op->emitError("dequantize: expected an integer x and a float "
+                           "result");
+  Type i64 = p.b.getI64Type(), f64 = p.b.getF64Type();
+  q.build(p, [&](OpBuilder &nb, Location nl, Value x, Value s, Value z) {
     // (x - zp) is an exact integer and its product with an f32 scale is
     // exact in f64, so one rounding into the result type matches the
     // reference.
-    Value v = convertScalar(nb, nl, args[ix], xType, i64);
-    if (iz >= 0)
-      v = nb.create<arith::SubIOp>(nl, v,
-                                   convertScalar(nb, nl, args[iz], zType, i64));
+    Value v = convertScalar(nb, nl, x, q.xType, i64);
+    if (z)
+      v = nb.create<arith::SubIOp>(nl, v, convertScalar(nb, nl, z, q.zType, i64));
     Value f = nb.create<arith::SIToFPOp>(nl, f64, v);
-    f = nb.create<arith::MulFOp>(nl, f,
-                                 convertScalar(nb, nl, args[is], sType, f64));
-    return SmallVector<Value>{convertScalar(nb, nl, f, f64, yType)};
+    f = nb.create<arith::MulFOp>(nl, f, convertScalar(nb, nl, s, q.sType, f64));
+    return convertScalar(nb, nl, f, f64, q.yType);
   });
   return success();
 }

@@ -40,6 +40,13 @@ public:
                           mlcc_threadpool *pool,
                           std::unique_ptr<CompiledModelRunner> &out,
                           void (*profileHook)(int32_t) = nullptr);
+  /// compileForTarget, then load: what `mlcc run` and the conformance
+  /// runner do with a simplified module.
+  static ref::Status
+  compileAndLoad(mlir::ModuleOp module, const std::string &target,
+                 const lowering::CompileModelOptions &options,
+                 mlcc_threadpool *pool,
+                 std::unique_ptr<CompiledModelRunner> &out);
   ~CompiledModelRunner();
 
   /// Checks nothing itself: the runtime checks the inputs' dtypes and
