@@ -1,0 +1,220 @@
+//===- HostArena.cpp - Buffers of the host schedule in one arena ----------===//
+//
+// Every value the schedule computes gets a view of the arena at an offset
+// that stays a placeholder constant until the whole entry is built; then
+// the arena planner, which knows every lifetime (scratch buffers and the
+// portable lowerings' temporaries included), fills the offsets in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostBuilderImpl.h"
+#include "ArenaPlanner.h"
+#include "PortableLowering.h"
+
+#include "GraphDialect.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace mlcc::lowering::host {
+namespace {
+
+/// Ops that read each element of a full-size operand only to compute the
+/// result's element at the same index, before writing it: their result may
+/// take the operand's memory (in place) once nothing else needs it. Both
+/// the AVX-512 chain kernels and the portable linalg.generic lowerings of
+/// these ops load an element (or vector) before storing it.
+bool isElementwise(Operation *op) {
+  static const char *const names[] = {
+      "abs",        "add",     "and",      "ceil",    "clip",  "cos",
+      "div",        "elu",     "erf",      "exp",     "floor", "gelu",
+      "hard_sigmoid", "hard_swish", "leaky_relu", "log",  "max",  "min",
+      "mul",        "neg",     "not",      "or",      "pow",   "reciprocal",
+      "relu",       "round",   "selu",     "sigmoid", "sign",  "sin",
+      "softplus",   "sqrt",    "sub",      "tanh",    "xor",   "where"};
+  return op->getNumResults() == 1 &&
+         llvm::is_contained(names, op->getName().stripDialect());
+}
+
+uint64_t storageBytes(ShapedType type) {
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  return static_cast<uint64_t>(type.getNumElements()) * ((bits + 7) / 8);
+}
+
+} // namespace
+
+Value HostBuilder::newSlot(ShapedType type, int64_t first, int64_t last) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&entry.getBody().front());
+  auto offset = b.create<arith::ConstantIndexOp>(currentLoc, 0);
+  slots.push_back({offset, storageBytes(cast<ShapedType>(
+                               portable::bufferType(type))),
+                   first, last});
+  return viewOfSlot(slots.size() - 1, type);
+}
+
+Value HostBuilder::viewOfSlot(unsigned slot, ShapedType type) {
+  Value view = b.create<memref::ViewOp>(currentLoc, portable::bufferType(type),
+                                        arena, slots[slot].offset.getResult(),
+                                        ValueRange{});
+  slotOfView[view] = slot;
+  return view;
+}
+
+int64_t HostBuilder::lastUseOf(Value v) const {
+  auto used = lastUse.find(v);
+  return used == lastUse.end() ? step : std::max(step, used->second);
+}
+
+// The caller's output buffer for a result returned directly, else a new
+// arena slot from now to the result's last use.
+Value HostBuilder::resultBuffer(Value result) {
+  auto direct = directOutput.find(result);
+  if (direct != directOutput.end())
+    return buffers[result] = outputArg(direct->second);
+  if (Value inPlace = inPlaceBuffer(result))
+    return buffers[result] = inPlace;
+  Value view =
+      newSlot(cast<ShapedType>(result.getType()), step, lastUseOf(result));
+  slotOfValue[result] = slots.size() - 1;
+  return buffers[result] = view;
+}
+
+// An elementwise result takes the slot of an operand of its shape and size
+// that no later op reads (through any alias either: a slot's `last` covers
+// them), so a chain of such ops reuses one buffer instead of needing two.
+Value HostBuilder::inPlaceBuffer(Value result) {
+  Operation *def = result.getDefiningOp();
+  if (!def || !isElementwise(def))
+    return nullptr;
+  auto type = cast<ShapedType>(result.getType());
+  uint64_t bytes = storageBytes(cast<ShapedType>(portable::bufferType(type)));
+  for (Value operand : def->getOperands()) {
+    auto slot = slotOfValue.find(operand);
+    if (slot == slotOfValue.end() ||
+        cast<ShapedType>(operand.getType()).getShape() != type.getShape())
+      continue;
+    Slot &s = slots[slot->second];
+    if (s.last > step || s.bytes != bytes)
+      continue;
+    s.last = lastUseOf(result);
+    slotOfValue[result] = slot->second;
+    ++entryResult.inPlaceResults;
+    entryResult.intermediateBytes += bytes;
+    return viewOfSlot(slot->second, type);
+  }
+  return nullptr;
+}
+
+Value HostBuilder::allocate(MemRefType type, Value liveAs) {
+  return newSlot(type, step, lastUseOf(liveAs));
+}
+
+void HostBuilder::extendLifetime(Value buffer, Value liveAs) {
+  auto slot = slotOfView.find(buffer);
+  if (slot != slotOfView.end())
+    slots[slot->second].last =
+        std::max(slots[slot->second].last, lastUseOf(liveAs));
+}
+
+void HostBuilder::deferBuffer(Value v,
+                              std::function<void(Value)> materialize) {
+  buffers.erase(v);
+  deferred[v] = std::move(materialize);
+}
+
+Value HostBuilder::buffer(Value v) {
+  if (!v || isa<NoneType>(v.getType()))
+    return nullptr;
+  auto it = buffers.find(v);
+  if (it != buffers.end())
+    return it->second;
+  if (v.getDefiningOp<graph::ConstantOp>())
+    return buffers[v] = constantBuffer(v);
+  auto pending = deferred.find(v);
+  if (pending != deferred.end()) {
+    std::function<void(Value)> materialize = std::move(pending->second);
+    deferred.erase(pending);
+    Value plain = resultBuffer(v);
+    materialize(plain);
+    return plain;
+  }
+  if (isa<OpResult>(v))
+    return resultBuffer(v);
+  return nullptr;
+}
+
+Value HostBuilder::address(Value buf) {
+  // The pointer of a view is its source's plus the byte shift, computed
+  // here: MLIR 19's lowering of extract_aligned_pointer_as_index on a
+  // memref.view returns the source's pointer, without the shift.
+  Value shift;
+  if (auto view = buf.getDefiningOp<memref::ViewOp>()) {
+    shift = view.getByteShift();
+    buf = view.getSource();
+  }
+  Value index =
+      b.create<memref::ExtractAlignedPointerAsIndexOp>(currentLoc, buf);
+  if (shift)
+    index = b.create<arith::AddIOp>(currentLoc, index, shift);
+  return b.create<arith::IndexCastOp>(currentLoc, b.getI64Type(), index);
+}
+
+Value HostBuilder::scratch(MemRefType type) {
+  return newSlot(type, step, step);
+}
+
+void HostBuilder::finishArena() {
+  std::vector<ArenaRequest> requests;
+  for (const Slot &s : slots) {
+    requests.push_back({s.bytes, s.first, s.last});
+    entryResult.intermediateBytes += s.bytes;
+  }
+  ArenaPlan plan = planArena(requests, kAlignment);
+  for (auto [slot, offset] : llvm::zip(slots, plan.offsets))
+    slot.offset.setValueAttr(b.getIndexAttr(offset));
+  entryResult.interface.arenaBytes = plan.bytes;
+  entryResult.arenaLowerBound = plan.lowerBound;
+
+  auto arenaType = MemRefType::get({static_cast<int64_t>(plan.bytes)},
+                                   b.getI8Type());
+  arena.setType(arenaType);
+  auto weightsType = MemRefType::get(
+      {static_cast<int64_t>(out.weights.size())}, b.getI8Type());
+  weights.setType(weightsType);
+  SmallVector<Type> args(entry.getArgumentTypes());
+  args[0] = arenaType;
+  args[1] = weightsType;
+  entry.setFunctionType(
+      FunctionType::get(entry.getContext(), args, entry.getResultTypes()));
+}
+
+// A portable lowering's temporary buffers (memref.alloc/dealloc: a padded
+// input, an accumulator) become arena slots that live for the op's step, so
+// the object never calls malloc.
+void HostBuilder::moveAllocationsToArena(Operation *after) {
+  Block *block = b.getInsertionBlock();
+  auto begin = after ? std::next(Block::iterator(after)) : block->begin();
+  SmallVector<memref::AllocOp> allocs;
+  for (Operation &op : llvm::make_range(begin, block->end()))
+    op.walk([&](memref::AllocOp alloc) {
+      if (alloc.getType().hasStaticShape() &&
+          alloc.getType().getLayout().isIdentity())
+        allocs.push_back(alloc);
+    });
+  for (memref::AllocOp alloc : allocs) {
+    MemRefType type = alloc.getType();
+    if (type.getNumElements() == 0 ||
+        !type.getElementType().isIntOrFloat())
+      continue;
+    Value slot = scratch(type);
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.replaceAllUsesWith(slot);
+    alloc.erase();
+  }
+}
+
+} // namespace mlcc::lowering::host

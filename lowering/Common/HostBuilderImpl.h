@@ -1,0 +1,110 @@
+//===- HostBuilderImpl.h - The host builder's class, for its files -*- C++ -*-===//
+//
+// HostBuilder (the OpLoweringContext every target lowers against) is
+// defined over three files: HostBuilder.cpp walks the graph function,
+// HostArena.cpp gives values their buffers in the arena, HostSymbols.cpp
+// adds weights, kernels, calls and parallel loops. Private to
+// lowering/Common.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_COMMON_HOSTBUILDERIMPL_H
+#define MLCC_LOWERING_COMMON_HOSTBUILDERIMPL_H
+
+#include "HostBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlcc::lowering::host {
+
+using namespace mlir;
+
+/// Of every arena buffer, weight and weights-file range.
+constexpr uint64_t kAlignment = 64;
+
+class HostBuilder : public OpLoweringContext {
+public:
+  HostBuilder(func::FuncOp graph, Target &target, StringRef modelName,
+              const HostOptions &options, HostModule &out)
+      : graph(graph), target(target), modelName(modelName.str()),
+        options(options), out(out),
+        b(graph.getContext()), currentLoc(graph.getLoc()) {}
+
+  LogicalResult build();
+
+  // OpLoweringContext.
+  OpBuilder &builder() override { return b; }
+  Location loc() override { return currentLoc; }
+  Value buffer(Value v) override;
+  Value address(Value buffer) override;
+  Value scratch(MemRefType type) override;
+  Value allocate(MemRefType type, Value liveAs) override;
+  void extendLifetime(Value buffer, Value liveAs) override;
+  void deferBuffer(Value v, std::function<void(Value)> materialize) override;
+  ElementsAttr constantValue(Value v) override;
+  Value addData(StringRef hint, std::vector<uint8_t> bytes) override;
+  std::string addKernel(StringRef hint, std::vector<uint8_t> code) override;
+  void callKernel(StringRef symbol, ArrayRef<Value> fields) override;
+  void parallelFor(int64_t n, ArrayRef<Value> fields,
+                   std::function<void(Value, ValueRange)> body) override;
+  Value numThreads() override;
+
+private:
+  struct Slot {
+    arith::ConstantIndexOp offset;
+    uint64_t bytes;
+    int64_t first, last;
+  };
+
+  LogicalResult checkSupported();
+  MemRefType poolType() { return MemRefType::get({1}, b.getI8Type()); }
+  Value pool() { return entry.getArguments().back(); }
+  /// The entry's arguments: arena, weights, inputs..., outputs..., pool.
+  Value inputArg(unsigned i) { return entry.getArgument(2 + i); }
+  Value outputArg(unsigned i) {
+    return entry.getArgument(2 + graph.getNumArguments() + i);
+  }
+  void declareRuntime(StringRef name, FunctionType type);
+  void createModuleAndEntry();
+  void computeLastUses();
+  LogicalResult lowerOp(Operation *op);
+  Value newSlot(ShapedType type, int64_t first, int64_t last);
+  Value resultBuffer(Value result);
+  Value inPlaceBuffer(Value result);
+  int64_t lastUseOf(Value v) const;
+  Value viewOfSlot(unsigned slot, ShapedType type);
+  Value constantBuffer(Value v);
+  Value dataBuffer(StringRef hint, std::vector<uint8_t> bytes,
+                   MemRefType type);
+  void finishArena();
+  void emitProfileHook(const std::string &what);
+  void moveAllocationsToArena(Operation *after);
+  std::string uniqueSymbol(StringRef kind, StringRef hint);
+
+  func::FuncOp graph;
+  Target &target;
+  std::string modelName;
+  HostOptions options;
+  HostModule &out;
+  OpBuilder b;
+  Location currentLoc;
+  ModuleOp host;
+  func::FuncOp entry;
+  Value arena;
+  Value weights;
+  int64_t step = 0;
+
+  DenseMap<Value, Value> buffers;
+  DenseMap<Value, unsigned> slotOfValue;
+  DenseMap<Value, int64_t> lastUse;
+  DenseMap<Value, unsigned> directOutput;
+  DenseMap<Value, unsigned> slotOfView;
+  DenseMap<Value, std::function<void(Value)>> deferred;
+  std::vector<Slot> slots;
+  HostEntry entryResult;
+};
+
+} // namespace mlcc::lowering::host
+
+#endif // MLCC_LOWERING_COMMON_HOSTBUILDERIMPL_H
