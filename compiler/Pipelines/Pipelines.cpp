@@ -26,8 +26,22 @@ void buildSimplifyPipeline(OpPassManager &pm, const PipelineOptions &options) {
     fpm.addPass(graph::createFoldConstants());
   if (enabled("cse"))
     fpm.addPass(createCSEPass());
+  // Before the epilogue fusions, which take graph.gelu as an activation.
+  if (enabled("mlcc-fuse-layer-norm"))
+    fpm.addPass(graph::createFuseLayerNorm());
+  if (enabled("mlcc-fuse-gelu"))
+    fpm.addPass(graph::createFuseGelu());
   if (enabled("mlcc-fold-batch-norm"))
     fpm.addPass(graph::createFoldBatchNorm());
+  if (enabled("mlcc-fuse-conv-epilogue"))
+    fpm.addPass(graph::createFuseConvEpilogue());
+  // After the passes that form activations (graph.gelu): fc absorbs them.
+  if (enabled("mlcc-fuse-fc"))
+    fpm.addPass(graph::createFuseFc());
+  // Matches the reshapes and transposes around the projections, whatever
+  // the projections became.
+  if (enabled("mlcc-fuse-attention"))
+    fpm.addPass(graph::createFuseAttention());
   if (enabled("mlcc-dce"))
     fpm.addPass(graph::createDeadCodeElimination());
 }
@@ -36,8 +50,8 @@ void registerPassesAndPipelines() {
   graph::registerGraphPasses();
   PassPipelineRegistration<>(
       "mlcc-simplify",
-      "Shape inference, constant folding, CSE, conv+batch-norm folding and "
-      "dead-code elimination",
+      "Shape inference, constant folding, CSE, LayerNorm and GELU "
+      "recognition, conv+batch-norm folding and dead-code elimination",
       [](OpPassManager &pm) { buildSimplifyPipeline(pm, PipelineOptions()); });
 }
 

@@ -18,6 +18,10 @@ const KernelRegistry &KernelRegistry::get() {
     registerRecurrentKernels(r);
     registerMiscKernels(r);
     registerStencilKernels(r);
+    registerFcKernels(r);
+    registerFusedConvKernels(r);
+    registerGeluKernels(r);
+    registerAttentionKernels(r);
     return r;
   }();
   return registry;

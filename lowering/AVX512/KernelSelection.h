@@ -43,6 +43,10 @@ TargetLowering selectPool(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
 TargetLowering selectNormalization(mlir::Operation *op, OpLoweringContext &ctx,
                                    SelectionState &state);
+TargetLowering selectAttention(mlir::Operation *op, OpLoweringContext &ctx,
+                               SelectionState &state);
+TargetLowering selectReduce(mlir::Operation *op, OpLoweringContext &ctx,
+                            SelectionState &state);
 
 /// The unary op `op` as a chain element (relu, clip with constant bounds,
 /// leaky_relu, sigmoid, ...); false for anything else.
@@ -52,6 +56,11 @@ bool activationOf(mlir::Operation *op, OpLoweringContext &ctx, EltwiseOp &e);
 /// in `e`) so the producer applies it in its epilogue; null otherwise.
 mlir::Operation *fusableActivation(mlir::Value v, OpLoweringContext &ctx,
                                    EltwiseOp &e);
+
+/// Appends the activation of a fused op (graph.fused_conv: the `activation`
+/// attributes of GraphFusedOps.td) to `ops`; false for one the injector
+/// lacks. SelectConv.cpp.
+bool fusedActivationOf(mlir::Operation *op, std::vector<EltwiseOp> &ops);
 
 } // namespace mlcc::avx512
 

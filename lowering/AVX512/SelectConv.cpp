@@ -5,6 +5,11 @@
 // NCHW16c in a scratch buffer, the generated kernel runs, and the output is
 // reordered back.
 //
+// graph.fused_conv's epilogue runs on the accumulators: bias, the residual
+// Z read in NCHW16c (usually an earlier conv's output, blocked already),
+// then the activation through the eltwise injector. graph.conv takes an
+// activation that is its result's only user the same way.
+//
 //===----------------------------------------------------------------------===//
 
 #include "BlockedLayout.h"
@@ -59,14 +64,18 @@ bool planConv(Operation *op, ConvSpec &spec) {
 /// On a pool of several threads, the output channel blocks are split over
 /// the threads, each block computed by a kernel generated for 16 output
 /// channels (and one for a last, narrower block) at offsets into the
-/// weights, bias and output; on one thread the whole-conv kernel runs.
+/// weights, bias and output (and, depthwise, the input: each channel block
+/// reads only its own); on one thread the whole-conv kernel runs.
 LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
                                const ConvSpec &spec, StringRef wholeKernel,
                                ArrayRef<Value> fields) {
   int64_t blocks = convBlocks(spec.oc);
+  bool depthwise = spec.group != 1;
   auto generate = [&](int64_t oc, std::string &symbol) {
     ConvSpec part = spec;
     part.oc = oc;
+    if (depthwise)
+      part.c = part.group = oc;
     std::vector<uint8_t> code;
     if (ref::Status s = generateConv(part, code); s.failed()) {
       op->emitError() << s.message();
@@ -82,24 +91,59 @@ LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
     return failure();
   int64_t oh, ow;
   (void)convOutputSize(spec, oh, ow);
-  int64_t weightBlockBytes =
-      convBlocks(spec.c) * spec.kernel[0] * spec.kernel[1] * 256 * 4;
-  // src, weights, bias, dst.
+  int64_t taps = spec.kernel[0] * spec.kernel[1];
+  int64_t weightBlockBytes = depthwise
+                                 ? taps * kConvBlock * 4
+                                 : convBlocks(spec.c) * taps * 256 * 4;
+  // src, weights, bias, dst, residual (laid out as dst).
+  const int64_t dstBlockBytes = oh * ow * kConvBlock * 4;
   emitChunkedKernelCalls(
       ctx, {wholeKernel.str(), blockKernel, tailKernel, blocks}, fields,
-      {0, weightBlockBytes, spec.bias ? kConvBlock * 4 : 0,
-       oh * ow * kConvBlock * 4});
+      {depthwise ? spec.h * spec.w * kConvBlock * 4 : 0, weightBlockBytes,
+       spec.bias ? kConvBlock * 4 : 0, dstBlockBytes,
+       spec.residual ? dstBlockBytes : 0});
   return success();
 }
 
 } // namespace
 
+bool fusedActivationOf(Operation *op, std::vector<EltwiseOp> &ops) {
+  std::string act = stringAttr(op, "activation", "none");
+  float alpha = floatAttr(op, "activation_alpha", 0.0f);
+  float beta = floatAttr(op, "activation_beta", 0.0f);
+  if (act == "none")
+    return true;
+  if (act == "leaky_relu") {
+    ops.push_back(EltwiseOp::leakyRelu(alpha));
+    return true;
+  }
+  if (act == "clip") {
+    ops.push_back(EltwiseOp::clip(alpha, beta));
+    return true;
+  }
+  // Kinds the injector lacks are declined by eltwiseKindFromName.
+  static const char *const unary[] = {
+      "relu", "sigmoid", "tanh", "hard_swish", "silu", "gelu", "gelu_tanh"};
+  EltwiseKind kind;
+  if (!llvm::is_contained(unary, act) ||
+      eltwiseKindFromName(act, kind).failed())
+    return false;
+  ops.push_back(EltwiseOp::unary(kind));
+  return true;
+}
+
 TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
                           SelectionState &state) {
-  if (op->getName().stripDialect() != "conv")
+  StringRef name = op->getName().stripDialect();
+  if (name != "conv" && name != "fused_conv")
     return TargetLowering::Declined;
   Value x = op->getOperand(0), weight = op->getOperand(1),
         bias = op->getOperand(2), y = op->getResult(0);
+  Value residual = name == "fused_conv" ? op->getOperand(3) : Value();
+  if (residual && isa<NoneType>(residual.getType()))
+    residual = Value();
+  if (residual && (!isF32Tensor(residual) || shapeOf(residual) != shapeOf(y)))
+    return TargetLowering::Declined;
   std::vector<float> w;
   if (!isF32Tensor(x) || !isF32Tensor(y) || !constantFloats(ctx, weight, w))
     return TargetLowering::Declined;
@@ -109,9 +153,11 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   ConvSpec spec;
   spec.name = nodeName(op);
   spec.bias = hasBias;
+  spec.residual = static_cast<bool>(residual);
   int64_t oh, ow;
   if (!planConv(op, spec) || convOutputSize(spec, oh, ow).failed() ||
-      shapeOf(y) != ArrayRef<int64_t>{spec.n, spec.oc, oh, ow})
+      shapeOf(y) != ArrayRef<int64_t>{spec.n, spec.oc, oh, ow} ||
+      (name == "fused_conv" && !fusedActivationOf(op, spec.epilogue)))
     return TargetLowering::Declined;
   EltwiseOp act;
   Operation *activation = fusableActivation(y, ctx, act);
@@ -140,10 +186,14 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   Value weights = ctx.addData(spec.name + "_packed", bytesOf(packed));
   Value biasAddress = hasBias ? ctx.address(ctx.buffer(bias))
                               : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  // Z in Y's layout: an earlier conv's blocked output, or converted now.
+  Value residualAddress =
+      residual ? ctx.address(blockedOperand(residual, ctx, state))
+               : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
   SmallVector<Value> fields{ctx.address(xBlocked), weights, biasAddress,
-                            ctx.address(yBlocked)};
-  // mlcc_conv_args: src, weights, bias, dst.
-  if (spec.group != 1 || spec.n != 1 || convBlocks(spec.oc) < 2) {
+                            ctx.address(yBlocked), residualAddress};
+  // mlcc_conv_args: src, weights, bias, dst, residual.
+  if (spec.n != 1 || convBlocks(spec.oc) < 2) {
     ctx.callKernel(symbol, fields);
   } else if (failed(emitThreadedConv(op, ctx, spec, symbol, fields))) {
     return TargetLowering::Failed;

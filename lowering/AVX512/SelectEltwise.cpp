@@ -44,6 +44,15 @@ bool activationOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e) {
     e = EltwiseOp::clip(lo, hi);
     return true;
   }
+  if (name == "gelu") {
+    auto approximate = op->getAttrOfType<StringAttr>("approximate");
+    StringRef form = approximate ? approximate.getValue() : "none";
+    if (form != "none" && form != "tanh")
+      return false;
+    e = EltwiseOp::unary(form == "none" ? EltwiseKind::Gelu
+                                        : EltwiseKind::GeluTanh);
+    return true;
+  }
   static const char *const unary[] = {"relu", "neg",  "abs", "sigmoid",
                                       "tanh", "exp",  "erf", "hard_swish"};
   EltwiseKind kind;

@@ -5,7 +5,9 @@
 // exact M, N, K. MatMul's leading batch dims of A are rows of one GEMM when
 // B is 2-D. A MatMul whose B is computed at run time (attention's QK^T and
 // scores x V) packs each batch's B in the host code, then calls the same
-// kind of kernel, in a loop over the batch.
+// kind of kernel, in a loop over the batch. graph.fc is a MatMul whose
+// epilogue the kernel applies to its accumulators: the bias, the residual
+// Z (read like C) and the activation, so Y is written once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +34,8 @@ struct GemmPlan {
   bool transB = false;
   float alpha = 1.0f;
   std::vector<float> bias; // empty, or N values
+  Value residual;          // fc's Z: null, or a tensor like the result
+  std::vector<EltwiseOp> epilogue;
 };
 
 /// Gemm: Y = alpha * A' * B' + beta * C, A not transposed, B and C constant
@@ -79,6 +83,24 @@ bool planMatmul(Operation *op, OpLoweringContext &ctx, GemmPlan &plan) {
   plan.n = shapeOf(b)[1];
   plan.m = numElements(plan.a) / std::max<int64_t>(plan.k, 1);
   return plan.k > 0;
+}
+
+/// fc: X [..., K] x W [K, N] constant, B constant [N] or none, Z of the
+/// result's shape or none, an activation the injector has.
+bool planFc(Operation *op, OpLoweringContext &ctx, GemmPlan &plan) {
+  if (!planMatmul(op, ctx, plan) || !fusedActivationOf(op, plan.epilogue))
+    return false;
+  Value b = op->getOperand(2), z = op->getOperand(3);
+  if (!isa<NoneType>(b.getType()) &&
+      (!isF32Tensor(b) || !constantFloats(ctx, b, plan.bias) ||
+       static_cast<int64_t>(plan.bias.size()) != plan.n))
+    return false;
+  if (isa<NoneType>(z.getType()))
+    return true;
+  if (!isF32Tensor(z) || shapeOf(z) != shapeOf(plan.result))
+    return false;
+  plan.residual = z;
+  return true;
 }
 
 Value indexConst(OpBuilder &b, Location loc, int64_t v) {
@@ -221,11 +243,15 @@ LogicalResult emitThreadedGemm(Operation *op, OpLoweringContext &ctx,
       (tail != kThreadedColumns && !generate(tail, tailKernel)))
     return failure();
 
-  // a, packed_b, bias, c.
-  emitChunkedKernelCalls(
-      ctx, {wholeKernel.str(), chunkKernel, tailKernel, chunks}, fields,
-      {0, spec.k * kThreadedColumns * 4, spec.bias ? kThreadedColumns * 4 : 0,
-       kThreadedColumns * 4});
+  // a, packed_b, bias, c (, residual).
+  SmallVector<int64_t> strides{0, spec.k * kThreadedColumns * 4,
+                               spec.bias ? kThreadedColumns * 4 : 0,
+                               kThreadedColumns * 4};
+  if (spec.residual)
+    strides.push_back(kThreadedColumns * 4);
+  emitChunkedKernelCalls(ctx,
+                         {wholeKernel.str(), chunkKernel, tailKernel, chunks},
+                         fields, strides);
   return success();
 }
 
@@ -234,11 +260,15 @@ LogicalResult emitThreadedGemm(Operation *op, OpLoweringContext &ctx,
 TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
                               SelectionState &) {
   StringRef name = op->getName().stripDialect();
-  if ((name != "gemm" && name != "matmul") || !isF32Tensor(op->getOperand(0)) ||
-      !isF32Tensor(op->getOperand(1)) || !isF32Tensor(op->getResult(0)))
+  if ((name != "gemm" && name != "matmul" && name != "fc") ||
+      !isF32Tensor(op->getOperand(0)) || !isF32Tensor(op->getOperand(1)) ||
+      !isF32Tensor(op->getResult(0)))
     return TargetLowering::Declined;
   GemmPlan plan;
-  if (!(name == "gemm" ? planGemm(op, ctx, plan) : planMatmul(op, ctx, plan)))
+  bool planned = name == "gemm"     ? planGemm(op, ctx, plan)
+                 : name == "matmul" ? planMatmul(op, ctx, plan)
+                                    : planFc(op, ctx, plan);
+  if (!planned)
     return name == "matmul" && !ctx.constantValue(op->getOperand(1))
                ? selectRuntimeMatmul(op, ctx)
                : TargetLowering::Declined;
@@ -256,6 +286,8 @@ TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
   spec.n = plan.n;
   spec.k = plan.k;
   spec.bias = !plan.bias.empty();
+  spec.residual = static_cast<bool>(plan.residual);
+  spec.epilogue = plan.epilogue;
   std::vector<uint8_t> code;
   if (ref::Status s = generateGemm(spec, code); s.failed())
     return failed(op, s);
@@ -265,9 +297,11 @@ TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
   Value packedB = ctx.addData(spec.name + "_packed", bytesOf(packed));
   Value bias = spec.bias ? ctx.addData(spec.name + "_bias", bytesOf(plan.bias))
                          : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
-  // mlcc_gemm_args: a, packed_b, bias, c.
+  // mlcc_gemm_args: a, packed_b, bias, c (, residual).
   SmallVector<Value> fields{ctx.address(ctx.buffer(plan.a)), packedB, bias,
                             ctx.address(ctx.buffer(plan.result))};
+  if (plan.residual)
+    fields.push_back(ctx.address(ctx.buffer(plan.residual)));
   if (spec.n <= kThreadedColumns || failed(emitThreadedGemm(op, ctx, spec,
                                                             symbol, fields)))
     ctx.callKernel(symbol, fields);

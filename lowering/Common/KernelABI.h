@@ -85,15 +85,17 @@ _Static_assert(offsetof(mlcc_eltwise_args, n) == 40, "eltwise ABI");
 |* F32 matrix multiplication (lowering/AVX512/Kernels/Gemm.h)                 *|
 \*===----------------------------------------------------------------------===*/
 
-/** Arguments of a generated gemm: c = epilogue(a * B + bias), M x N, with
- *  B packed at compile time (packB in Gemm.h describes the layout). Shapes
- *  and leading dimensions are baked into the code. bias (N elements) is
- *  read only by kernels generated with one; it may be NULL otherwise. */
+/** Arguments of a generated gemm: c = epilogue(a * B + bias + residual),
+ *  M x N, with B packed at compile time (packB in Gemm.h describes the
+ *  layout). Shapes and leading dimensions are baked into the code. bias (N
+ *  elements) and residual (laid out like c, same leading dimension) are
+ *  read only by kernels generated with them; they may be NULL otherwise. */
 typedef struct mlcc_gemm_args {
   const float *a;
   const float *packed_b;
   const float *bias;
   float *c;
+  const float *residual;
 } mlcc_gemm_args;
 
 typedef void (*mlcc_gemm_kernel_fn)(const mlcc_gemm_args *args);
@@ -102,10 +104,12 @@ typedef void (*mlcc_gemm_kernel_fn)(const mlcc_gemm_args *args);
 static_assert(offsetof(mlcc_gemm_args, packed_b) == 8, "gemm ABI");
 static_assert(offsetof(mlcc_gemm_args, bias) == 16, "gemm ABI");
 static_assert(offsetof(mlcc_gemm_args, c) == 24, "gemm ABI");
+static_assert(offsetof(mlcc_gemm_args, residual) == 32, "gemm ABI");
 #else
 _Static_assert(offsetof(mlcc_gemm_args, packed_b) == 8, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, bias) == 16, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, c) == 24, "gemm ABI");
+_Static_assert(offsetof(mlcc_gemm_args, residual) == 32, "gemm ABI");
 #endif
 
 /*===----------------------------------------------------------------------===*\
@@ -168,19 +172,40 @@ _Static_assert(offsetof(mlcc_layer_norm_args, dst) == 24, "layer_norm ABI");
 #endif
 
 /*===----------------------------------------------------------------------===*\
+|* F32 reductions (lowering/AVX512/Kernels/Reduce.h)                          *|
+\*===----------------------------------------------------------------------===*/
+
+/** Arguments of a generated reduction: src is the [outer, r, inner] f32
+ *  input, dst the [outer, inner] output; every dim is baked into the code. */
+typedef struct mlcc_reduce_args {
+  const float *src;
+  float *dst;
+} mlcc_reduce_args;
+
+typedef void (*mlcc_reduce_kernel_fn)(const mlcc_reduce_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_reduce_args, dst) == 8, "reduce ABI");
+#else
+_Static_assert(offsetof(mlcc_reduce_args, dst) == 8, "reduce ABI");
+#endif
+
+/*===----------------------------------------------------------------------===*\
 |* F32 direct 2-D convolution (lowering/AVX512/Kernels/Conv.h)                *|
 \*===----------------------------------------------------------------------===*/
 
 /** Arguments of a generated conv: dst = epilogue(conv(src, weights) +
- *  bias), src and dst in the channel-blocked NCHW16c layout, weights packed
- *  at compile time (packConvWeights in Conv.h describes both layouts); every
- *  dim is baked into the code. bias (OC elements) is read only by kernels
- *  generated with one; it may be NULL otherwise. */
+ *  bias + residual), src, dst and residual in the channel-blocked NCHW16c
+ *  layout, weights packed at compile time (packConvWeights in Conv.h
+ *  describes both layouts); every dim is baked into the code. bias (OC
+ *  elements) and residual (dst's size and layout) are read only by kernels
+ *  generated with them; they may be NULL otherwise. */
 typedef struct mlcc_conv_args {
   const float *src;
   const float *weights;
   const float *bias;
   float *dst;
+  const float *residual;
 } mlcc_conv_args;
 
 typedef void (*mlcc_conv_kernel_fn)(const mlcc_conv_args *args);
@@ -189,10 +214,12 @@ typedef void (*mlcc_conv_kernel_fn)(const mlcc_conv_args *args);
 static_assert(offsetof(mlcc_conv_args, weights) == 8, "conv ABI");
 static_assert(offsetof(mlcc_conv_args, bias) == 16, "conv ABI");
 static_assert(offsetof(mlcc_conv_args, dst) == 24, "conv ABI");
+static_assert(offsetof(mlcc_conv_args, residual) == 32, "conv ABI");
 #else
 _Static_assert(offsetof(mlcc_conv_args, weights) == 8, "conv ABI");
 _Static_assert(offsetof(mlcc_conv_args, bias) == 16, "conv ABI");
 _Static_assert(offsetof(mlcc_conv_args, dst) == 24, "conv ABI");
+_Static_assert(offsetof(mlcc_conv_args, residual) == 32, "conv ABI");
 #endif
 
 #ifdef __cplusplus

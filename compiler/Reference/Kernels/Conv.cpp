@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvKernels.h"
 #include "ConvPoolUtils.h"
 
 namespace mlcc::ref {
@@ -222,9 +223,13 @@ void convForward(Geom3 g, int64_t n, int64_t c, int64_t m, int64_t groups,
   }
 }
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
-// graph.conv
+// graph.conv (ConvKernels.h: graph.fused_conv runs it too)
 //===----------------------------------------------------------------------===//
+
+namespace nn {
 
 Status inferConv(const Attrs &attrs, const std::vector<ValueInfo> &in,
                  std::vector<ValueInfo> &out) {
@@ -280,6 +285,10 @@ Status runConv(const Attrs &attrs, const std::vector<Tensor> &in,
     narrowHalf(y, out[0]);
   return Status::success();
 }
+
+} // namespace nn
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // graph.conv_integer
@@ -555,7 +564,7 @@ Status runConvTranspose(const Attrs &attrs, const std::vector<Tensor> &in,
 } // namespace
 
 void registerNNKernels(KernelRegistry &r) {
-  r.add("conv", {inferConv, runConv});
+  r.add("conv", {nn::inferConv, nn::runConv});
   r.add("conv_transpose", {inferConvTranspose, runConvTranspose});
   r.add("conv_integer", {inferConvInteger, runConvInteger});
   r.add("qlinear_conv", {inferQLinearConv, runQLinearConv});

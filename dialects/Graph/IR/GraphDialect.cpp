@@ -31,6 +31,9 @@ Operation *GraphDialect::materializeConstant(OpBuilder &builder,
 namespace {
 const OnnxOpInfo kOnnxOps[] = {
 #include "GraphOnnxOpTable.inc"
+    // Newer than the generated table's opset 17; the op is in
+    // GraphFusedOps.td.
+    {"Gelu", "gelu", 20, 1, 1, false, false},
 };
 } // namespace
 

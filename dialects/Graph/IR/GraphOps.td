@@ -7,5 +7,6 @@ include "GraphBase.td"
 include "GraphCoreOps.td"
 include "GraphControlFlowOps.td"
 include "GraphOnnxOps.td"
+include "GraphFusedOps.td"
 
 #endif // MLCC_GRAPH_OPS

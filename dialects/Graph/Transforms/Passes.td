@@ -41,14 +41,100 @@ def DeadCodeElimination : Pass<"mlcc-dce", "mlir::func::FuncOp"> {
 }
 
 def FoldBatchNorm : Pass<"mlcc-fold-batch-norm", "mlir::func::FuncOp"> {
-  let summary = "Folds inference BatchNormalization into the conv before it";
+  let summary = "Folds inference BatchNormalization into the conv or gemm before it";
   let description = [{
     conv(x, W, b) followed by batch_norm(scale, B, mean, var) becomes one
     conv with W' = W * s and b' = (b - mean) * s + B per output channel,
-    s = scale / sqrt(var + epsilon), computed now in double precision. Only
-    when the conv's result has no other user, the weights and all the
-    normalisation parameters are f32 constants, and the batch_norm's
-    training outputs are unused.
+    s = scale / sqrt(var + epsilon), computed now in double precision. The
+    same for conv_transpose (W is [C_in, C_out / group, k...]: each output
+    channel's slices are scaled), and for gemm or matmul with a constant B
+    on a 2-D [N, C] output, per column: gemm's C (a row, times beta) is
+    b, a matmul gains an add of b'. Only when the producer's result has no
+    other user, the weights, bias and all the normalisation parameters are
+    f32 constants, and the batch_norm's training outputs are unused.
+  }];
+}
+
+def FuseFc : Pass<"mlcc-fuse-fc", "mlir::func::FuncOp"> {
+  let summary = "Fuses matmul + bias + residual add + activation into fc";
+  let description = [{
+    graph.matmul(X, W) with W a constant f32 K x N, followed by an add of a
+    constant bias that broadcasts as one row of N (either operand order),
+    an add of a residual of the result's static type, and an activation
+    (relu, leaky_relu, clip with constant bounds, sigmoid, tanh,
+    hard_swish, graph.gelu, or silu as x * sigmoid(x)), each part optional,
+    becomes one graph.fc. graph.gemm with transA = 0, alpha = 1, constant B
+    and a constant row C (or none) becomes one too, but only when a
+    residual or an activation follows it. Only when every value inside the
+    group has no other user.
+  }];
+}
+
+def FuseConvEpilogue
+    : Pass<"mlcc-fuse-conv-epilogue", "mlir::func::FuncOp"> {
+  let summary = "Fuses conv + bias + residual + activation into fused_conv";
+  let description = [{
+    A graph.conv followed by an add of a constant per-channel bias ([C,1,1],
+    folded into the conv's bias), an add of a residual of the conv's static
+    type (either operand order) and an activation (relu, leaky_relu, clip
+    with constant bounds, sigmoid, tanh, hard_swish, graph.gelu, or silu as
+    x * sigmoid(x)), each part optional, becomes one graph.fused_conv. Only
+    when every value inside the group has no other user. Runs after
+    mlcc-fold-batch-norm.
+  }];
+}
+
+def DecomposeFusedOps
+    : Pass<"mlcc-decompose-fused-ops", "mlir::func::FuncOp"> {
+  let summary = "Rewrites fused ops into the ONNX-level ops they stand for";
+  let description = [{
+    The inverse of the fusion passes, through decomposeFusedOp
+    (dialects/Graph/IR/FusedOpDecomposition.h): graph.fused_conv becomes
+    conv, add and its activation's ops again. For a backend that has no
+    kernel for a fused op; the portable lowering uses the same function op
+    by op.
+  }];
+}
+
+def FuseGelu : Pass<"mlcc-fuse-gelu", "mlir::func::FuncOp"> {
+  let summary = "Recognises GELU in its erf and tanh forms as graph.gelu";
+  let description = [{
+    x * (1 + erf(x / sqrt 2)) * 0.5 becomes graph.gelu (approximate =
+    "none"), x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) * 0.5
+    graph.gelu (approximate = "tanh"): x / sqrt 2 also as a mul by
+    1 / sqrt 2, x^3 as pow(x, 3) or two muls, the 0.5 on x, on the sum or
+    on the product, adds and muls with either operand order. Constants
+    are one-element float constants within a relative 1e-4 of these (the
+    exponent exactly 3). Only when every value inside the group has no
+    other user.
+  }];
+}
+
+def FuseLayerNorm : Pass<"mlcc-fuse-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "Recognises decomposed LayerNormalization as graph.layer_norm";
+  let description = [{
+    mean = reduce_mean(x) over the last axis (keepdims), d = x - mean,
+    var = reduce_mean(pow(d, 2) or d * d), y = d / sqrt(var + eps) (or
+    d * reciprocal(sqrt(var + eps))), then optionally y * gamma and
+    y + beta with constants holding one value per last-axis element (or
+    one value) becomes graph.layer_norm(x, gamma or ones, beta or none)
+    with axis = -1 and epsilon = eps: the form of torch exports before
+    opset 17. Only when every value inside the group has no other user.
+  }];
+}
+
+def FuseAttention : Pass<"mlcc-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Fuses multi-head self-attention into graph.attention";
+  let description = [{
+    reshape(transpose<0,2,1,3>(matmul(softmax<-1>(matmul(Qh, Kh) * scale
+    [+ mask]), Vh))) to [B, S, H*D], where Qh, Vh are Q, V [B, S, H*D]
+    reshaped to [B, S, H, D] and transposed <0,2,1,3>, Kh is K reshaped and
+    transposed <0,2,3,1> (or <0,2,1,3> then <0,1,3,2>), and the scaling is
+    a div or mul by a one-element constant on the scores or on Qh (a div,
+    or a scaling of Qh, only by a power of two), becomes one
+    graph.attention(Q, K, V, mask or none). Only when every value inside
+    the group has one user, all shapes are static f32, and the mask
+    broadcasts to [B, H, S, S]. Runs after the other fusions.
   }];
 }
 

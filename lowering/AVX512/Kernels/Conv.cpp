@@ -25,13 +25,17 @@
 // channel blocks, kernel rows; kernel columns and input channels are
 // unrolled.
 //
+// The epilogue, on the accumulators: + bias, + the residual (read from
+// args->residual at Y's offsets: the stack keeps residual - dst, so the
+// address is Y's pointer plus that), then the elementwise ops.
+//
 // Register plan (all six callee-saved registers are saved):
 //   rdi args           r8  X image           r9  Y channel group
 //   r10 W channel group r11 bias group        rsi X row   rdx Y row
 //   rax X pixel block   rbp Y pixel block     rbx X channel block
 //   r12 W channel block r13 X kernel row      r14 W kernel row
 //   rcx kernel-row counter                    r15 channel-block counter
-//   [rsp + ...]  image, group, row and block counters
+//   [rsp + ...]  image, group, row and block counters, residual - dst
 //   k1 mask of the real lanes of the last channel block, k2 epilogue scratch
 //   zmm accumulators from 0, then nb weight vectors, then (nb = 2) two
 //       broadcast registers; after the loops the registers above the
@@ -64,7 +68,8 @@ constexpr int kImageCounter = 0;
 constexpr int kGroupCounter = 8;
 constexpr int kRowCounter = 16;
 constexpr int kBlockCounter = 24;
-constexpr int kFrameBytes = 32;
+constexpr int kResidualDelta = 32;
+constexpr int kFrameBytes = 48;
 
 /// Registers a block of `width` pixels x `nb` channel blocks needs in the
 /// tap loops.
@@ -331,9 +336,25 @@ void ConvKernel::epilogue(int nb, bool masked, int width) {
   // bias has exactly OC elements: the last block's tail is masked. The chain
   // is op-major, as in the gemm: the accumulators' chains interleave.
   static_assert(kBlockBytes == kZmmBytes);
-  injector_.blockEpilogue(spec_.epilogue, width, nb,
-                          spec_.bias ? &regBiasGroup_ : nullptr, masked,
-                          kTail_);
+  const Xbyak::Reg64 *bias = spec_.bias ? &regBiasGroup_ : nullptr;
+  if (spec_.residual) {
+    injector_.blockEpilogue({}, width, nb, bias, masked, kTail_);
+    bias = nullptr;
+    // The tap loops' registers are free here: regSrcKh_ = residual - dst.
+    mov(regSrcKh_, qword[rsp + kResidualDelta]);
+    for (int i = 0; i < width; ++i)
+      for (int j = 0; j < nb; ++j) {
+        Xbyak::Address z =
+            ptr[regDstBlock_ + regSrcKh_ +
+                static_cast<int>(i * kBlockBytes + j * dstPlaneBytes())];
+        // Z's padding lanes are not read (they need not be finite).
+        if (masked && j == nb - 1)
+          vaddps(acc(i, j, nb) | kTail_, acc(i, j, nb), z);
+        else
+          vaddps(acc(i, j, nb), acc(i, j, nb), z);
+      }
+  }
+  injector_.blockEpilogue(spec_.epilogue, width, nb, bias, masked, kTail_);
   for (int i = 0; i < width; ++i)
     for (int j = 0; j < nb; ++j) {
       // The padding lanes of Y are written as 0 (the epilogue of 0 may not
@@ -472,6 +493,12 @@ void ConvKernel::generate() {
       ptr[regArgs_ + static_cast<int>(offsetof(mlcc_conv_args, src))]);
   mov(regDstGroup_,
       ptr[regArgs_ + static_cast<int>(offsetof(mlcc_conv_args, dst))]);
+  if (spec_.residual) {
+    mov(rax,
+        ptr[regArgs_ + static_cast<int>(offsetof(mlcc_conv_args, residual))]);
+    sub(rax, regDstGroup_);
+    mov(qword[rsp + kResidualDelta], rax);
+  }
   const int rem = static_cast<int>(spec_.oc % kConvBlock);
   if (rem) {
     mov(eax, (1u << rem) - 1);

@@ -1,6 +1,6 @@
 //===- Conv.h - AVX-512 f32 direct 2-D convolution kernels ------*- C++ -*-===//
 //
-// Generates f32 kernels for Y = epilogue(conv2d(X, W) + bias) with every
+// Generates f32 kernels for Y = epilogue(conv2d(X, W) + bias + Z) with every
 // shape, stride, pad and dilation known when the kernel is generated
 // (group = 1, or depthwise: group == C == OC). X and Y are channel blocked,
 // the weight is packed once by the compiler; the reorders below convert to
@@ -27,7 +27,8 @@
 //
 // The kernel's signature is that of lowering/Common/KernelABI.h:
 //   void kernel(const mlcc_conv_args *args);
-// bias (OC elements) is read only by kernels generated with one.
+// bias (OC elements) is read only by kernels generated with one, the
+// residual Z (NCHW16c, Y's shape) only by kernels generated with one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +65,9 @@ struct ConvSpec {
   int64_t group = 1;
   /// Add args->bias[oc] before the epilogue.
   bool bias = false;
+  /// Then add args->residual, a blocked tensor like Y (graph.fused_conv's
+  /// Z), before the epilogue ops.
+  bool residual = false;
   /// Elementwise ops on every output (constant operands only), as GemmSpec.
   std::vector<EltwiseOp> epilogue;
   /// Output pixels per microkernel call, 1 to 28 (14 when two channel

@@ -51,6 +51,9 @@ constexpr KindName kKindNames[] = {
     {EltwiseKind::Gelu, "gelu"},
     {EltwiseKind::HardSwish, "hard_swish"},
     {EltwiseKind::Silu, "silu"},
+    // Not a mnemonic: graph.gelu with approximate = "tanh", named as the
+    // fused ops' activation attribute names it.
+    {EltwiseKind::GeluTanh, "gelu_tanh"},
     {EltwiseKind::Add, "add"},
     {EltwiseKind::Sub, "sub"},
     {EltwiseKind::Mul, "mul"},

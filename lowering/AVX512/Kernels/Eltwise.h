@@ -44,6 +44,7 @@ enum class EltwiseKind : uint8_t {
   Gelu,      // 0.5 x (1 + erf(x / sqrt 2)), the exact (erf) form
   HardSwish, // x * clip(x / 6 + 0.5, 0, 1)
   Silu,      // x * sigmoid(x)
+  GeluTanh,  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
   // Binary: x op rhs, or rhs op x when swapped.
   Add,
   Sub,

@@ -15,6 +15,8 @@
 //   r10  bias block    rsi A row block        rdx C row block
 //   rax  A at k        r11 B at k             rcx k loop counter
 //   rbx  row counter   r12 column counter
+//   r13  residual - C, in bytes (with a residual): R's element is at the
+//        same offset from r13 + C's address
 //   k1   mask of the last N vector             k2  epilogue scratch mask
 //   zmm  accumulators from 0, then V B vectors and two A broadcasts; after
 //        the K loop the registers above the accumulators are the bias and
@@ -113,6 +115,7 @@ private:
   const Xbyak::Reg64 regKIter_ = rcx;
   const Xbyak::Reg64 regRowIter_ = rbx;
   const Xbyak::Reg64 regColIter_ = r12;
+  const Xbyak::Reg64 regResidualDelta_ = r13;
   const Xbyak::Opmask kTail_ = k1;
 
   /// `count` column blocks of `vectors` vectors; `masked`: the last vector
@@ -148,8 +151,28 @@ void GemmKernel::epilogue(int rows, int vectors, bool masked) {
   // bias has exactly N elements: the tail is masked like C's. The chain is
   // op-major, as the eltwise kernel: the accumulators' independent chains
   // interleave.
-  injector_.blockEpilogue(spec_.epilogue, rows, vectors,
-                          spec_.bias ? &regBiasCol_ : nullptr, masked, kTail_);
+  const Xbyak::Reg64 *bias = spec_.bias ? &regBiasCol_ : nullptr;
+  if (!spec_.residual) {
+    injector_.blockEpilogue(spec_.epilogue, rows, vectors, bias, masked,
+                            kTail_);
+    return;
+  }
+  // acc + bias + residual, in that order (graph.fc's), then the ops. The
+  // residual is a memory operand; the masked lanes of the N tail are not
+  // read (AVX-512 suppresses their faults).
+  injector_.blockEpilogue({}, rows, vectors, bias, masked, kTail_);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Zmm z = acc(i, j, vectors);
+      Xbyak::Address r = ptr[regCRow_ + regResidualDelta_ +
+                             static_cast<int>(i * ldc_ * 4 + j * kZmmBytes)];
+      if (masked && j == vectors - 1)
+        vaddps(z | kTail_, z, r);
+      else
+        vaddps(z, z, r);
+    }
+  injector_.blockEpilogue(spec_.epilogue, rows, vectors, nullptr, masked,
+                          kTail_);
 }
 
 void GemmKernel::microkernel(int rows, int vectors, bool masked) {
@@ -244,7 +267,10 @@ void GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {
 }
 
 void GemmKernel::generate() {
-  preamble({rbx, r12});
+  if (spec_.residual)
+    preamble({rbx, r12, r13});
+  else
+    preamble({rbx, r12});
   if (spec_.m == 0 || spec_.n == 0) {
     postamble();
     return;
@@ -255,6 +281,11 @@ void GemmKernel::generate() {
   if (spec_.bias)
     mov(regBiasCol_,
         ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, bias))]);
+  if (spec_.residual) {
+    mov(regResidualDelta_,
+        ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, residual))]);
+    sub(regResidualDelta_, regCCol_);
+  }
 
   const int64_t nVectors = (spec_.n + kF32Lanes - 1) / kF32Lanes;
   const int rem = static_cast<int>(spec_.n % kF32Lanes);

@@ -1,9 +1,10 @@
 //===- Gemm.h - AVX-512 f32 GEMM kernels ------------------------*- C++ -*-===//
 //
-// Generates f32 kernels for C[M,N] = epilogue(A[M,K] * B[K,N] + bias[N])
-// with M, N, K known when the kernel is generated. A and C are row major
-// with the spec's leading dimensions. B is a weight: the compiler packs it
-// once, with packB(), into the layout below, and the kernel reads only that.
+// Generates f32 kernels for C[M,N] = epilogue(A[M,K] * B[K,N] + bias[N] +
+// R[M,N]) with M, N, K known when the kernel is generated. A, C and the
+// residual R are row major with the spec's leading dimensions (R with C's). B
+// is a weight: the compiler packs it once, with packB(), into the layout below,
+// and the kernel reads only that.
 //
 // Packed B layout
 // ---------------
@@ -49,6 +50,9 @@ struct GemmSpec {
   int64_t lda = 0, ldc = 0;
   /// Add args->bias[j] (N elements) to column j before the epilogue.
   bool bias = false;
+  /// Then add args->residual[i * ldc + j] (graph.fc's Z) before the
+  /// epilogue ops.
+  bool residual = false;
   /// Elementwise ops applied to every element of C before it is stored:
   /// unary ops and binary ops with a constant operand (an activation, a
   /// scale). Array or broadcast operands are not supported here.

@@ -268,6 +268,32 @@ LogicalResult lowerShrink(PortableOp &p) {
   });
 }
 
+// graph.gelu in the reference's order of operations (Kernels/Gelu.cpp):
+// 0.5 x (1 + erf(x / sqrt 2)), or with tanh(sqrt(2 / pi) (x + 0.044715 x^3)).
+LogicalResult lowerGelu(PortableOp &p) {
+  StringRef approximate = "none";
+  if (auto a = p.op->getAttrOfType<StringAttr>("approximate"))
+    approximate = a.getValue();
+  if (approximate != "none" && approximate != "tanh")
+    return p.op->emitError() << "approximate = '" << approximate
+                             << "' is not supported (none or tanh)";
+  const bool tanhForm = approximate == "tanh";
+  return lowerUnary(p, kFloat, [&](Scalar &s, const ElemType &t, Value x) {
+    Value half = s.mul(t, s.cst(t.compute, 0.5), x);
+    Value f;
+    if (!tanhForm) {
+      Value z = s.div(x, s.cst(t.compute, 1.41421356237309504880));
+      f = s.b.create<math::ErfOp>(s.loc, z);
+    } else {
+      Value cube = s.mul(t, s.mul(t, x, x), x);
+      Value inner = s.add(t, x, s.mul(t, s.cst(t.compute, 0.044715), cube));
+      Value u = s.mul(t, s.cst(t.compute, 0.79788456080286535588), inner);
+      f = s.b.create<math::TanhOp>(s.loc, u);
+    }
+    return s.mul(t, half, s.add(t, s.cst(t.compute, 1), f));
+  });
+}
+
 } // namespace
 
 void registerUnary(PortableRegistry &registry) {
@@ -308,6 +334,7 @@ void registerUnary(PortableRegistry &registry) {
   registry["graph.sigmoid"] = &lowerSigmoid;
   registry["graph.hard_sigmoid"] = &lowerHardSigmoid;
   registry["graph.hard_swish"] = &lowerHardSwish;
+  registry["graph.gelu"] = &lowerGelu;
   registry["graph.softplus"] = &lowerSoftplus;
   registry["graph.softsign"] = &lowerSoftsign;
   registry["graph.shrink"] = &lowerShrink;

@@ -16,6 +16,8 @@ const PortableRegistry &portableRegistry() {
     registerPortableReductions(r);
     registerPortableNN(r);
     registerPortableMisc(r);
+    registerPortableFused(r);
+    registerPortableFc(r);
     return r;
   }();
   return registry;

@@ -57,6 +57,8 @@ void registerPortableDataMovement(PortableRegistry &registry);
 void registerPortableReductions(PortableRegistry &registry);
 void registerPortableNN(PortableRegistry &registry);
 void registerPortableMisc(PortableRegistry &registry);
+void registerPortableFused(PortableRegistry &registry); // Fused.cpp
+void registerPortableFc(PortableRegistry &registry);    // NNFc.cpp
 
 /// The element type buffers use for a tensor element type: unsigned
 /// integers become signless of the same width (arith is signless; the

@@ -4,9 +4,11 @@
 // blocked (NCHW16c) input and packed weights. The oracle is the reference
 // "conv" kernel (compiler/Reference) on the plain NCHW tensors, with relu
 // applied to its output; the kernel's output is reordered back to NCHW to
-// compare. X's padding lanes hold NaN, so a kernel that reads them fails;
-// Y's must come out 0. Inputs, weights, bias and output end at an unmapped
-// page, so a kernel that touches one element too many faults.
+// compare. Kernels with a residual and an activation are compared with the
+// reference "fused_conv" (conv, add, then the activation's kernel). X's padding
+// lanes hold NaN, so a kernel that reads them fails; Y's must come out 0.
+// Inputs, weights, bias and output end at an unmapped page, so a kernel that
+// touches one element too many faults.
 //
 // Tolerance: the kernel sums C * KH * KW products of values in [-1, 1) in a
 // different order than the reference, so
@@ -63,24 +65,27 @@ std::vector<float> blockInput(const ConvSpec &spec,
   return b;
 }
 
-/// Runs `code` and returns the NCHW16c output, padding lanes included.
+/// Runs `code` and returns the NCHW16c output, padding lanes included. `zb`
+/// is the blocked residual of a kernel generated with one.
 std::vector<float> runCode(const std::vector<uint8_t> &code,
                            const ConvSpec &spec, const std::vector<float> &xb,
                            const std::vector<float> &packed,
-                           const std::vector<float> &bias, size_t offset = 0) {
+                           const std::vector<float> &bias, size_t offset = 0,
+                           const std::vector<float> &zb = {}) {
   int64_t oh = 0, ow = 0;
   REQUIRE(convOutputSize(spec, oh, ow).ok());
   ExecutableBuffer exec(code, offset);
   REQUIRE(exec.ok());
-  GuardedArray<float> gx(xb), gw(packed), gbias(bias);
+  GuardedArray<float> gx(xb), gw(packed), gbias(bias), gz(zb);
   GuardedArray<float> gy(std::vector<float>(
       static_cast<size_t>(blockedSize(spec.n, spec.oc, oh, ow)), kSentinel));
-  REQUIRE((gx.ok() && gw.ok() && gbias.ok() && gy.ok()));
+  REQUIRE((gx.ok() && gw.ok() && gbias.ok() && gy.ok() && gz.ok()));
   mlcc_conv_args args = {};
   args.src = gx.data();
   args.weights = gw.data();
   args.bias = bias.empty() ? nullptr : gbias.data();
   args.dst = gy.data();
+  args.residual = zb.empty() ? nullptr : gz.data();
   exec.function<mlcc_conv_kernel_fn>()(&args);
   return gy.values();
 }
@@ -196,6 +201,102 @@ void check(const ConvSpec &spec, size_t offset = 0) {
 }
 
 void check(const Case &c, size_t offset = 0) { check(specOf(c), offset); }
+
+/// A graph.fused_conv activation: its attributes and the epilogue op.
+struct Activation {
+  const char *name;
+  EltwiseOp op;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+const Activation kActivations[] = {
+    {"none", EltwiseOp()},
+    {"relu", EltwiseOp::unary(EltwiseKind::Relu)},
+    {"clip", EltwiseOp::clip(0.0f, 6.0f), 0.0f, 6.0f},
+    {"leaky_relu", EltwiseOp::leakyRelu(0.1f), 0.1f},
+    {"sigmoid", EltwiseOp::unary(EltwiseKind::Sigmoid)},
+    {"tanh", EltwiseOp::unary(EltwiseKind::Tanh)},
+    {"hard_swish", EltwiseOp::unary(EltwiseKind::HardSwish)},
+    {"silu", EltwiseOp::unary(EltwiseKind::Silu)},
+    {"gelu", EltwiseOp::unary(EltwiseKind::Gelu)},
+};
+
+/// Generates `spec` with a residual and `act`, runs it, and compares with
+/// the reference graph.fused_conv (conv, add, then the activation's own
+/// kernel). Z's padding lanes hold NaN: only its real lanes may be read.
+/// Tolerance: the conv's bound above, times 1.5 (the steepest activation
+/// slope, hard_swish's at x = 3), plus the activations' approximation
+/// error (below 5e-7 relative, EltwiseInjector.h) with a margin.
+void checkFused(ConvSpec spec, const Activation &act) {
+  spec.residual = true;
+  spec.epilogue.clear();
+  if (std::string(act.name) != "none")
+    spec.epilogue.push_back(act.op);
+  INFO("N=" << spec.n << " C=" << spec.c << " H=" << spec.h << " W=" << spec.w
+            << " OC=" << spec.oc << " K=" << spec.kernel[0] << "x"
+            << spec.kernel[1] << " s=" << spec.strides[0] << " p="
+            << spec.pads[0] << " group=" << spec.group << " bias=" << spec.bias
+            << " activation=" << act.name << " blockWidth=" << spec.blockWidth);
+  int64_t oh = 0, ow = 0;
+  REQUIRE(convOutputSize(spec, oh, ow).ok());
+  const int64_t kh = spec.kernel[0], kw = spec.kernel[1];
+  const int64_t cg = spec.c / spec.group;
+  std::vector<float> x = randomValues(spec.n * spec.c * spec.h * spec.w, 11);
+  std::vector<float> w = randomValues(spec.oc * cg * kh * kw, 12);
+  std::vector<float> bias =
+      spec.bias ? randomValues(spec.oc, 13) : std::vector<float>{};
+  std::vector<float> z = randomValues(spec.n * spec.oc * oh * ow, 14);
+  std::vector<float> packed;
+  if (spec.group == 1)
+    packConvWeights(w.data(), spec.oc, spec.c, kh, kw, packed);
+  else
+    packDepthwiseConvWeights(w.data(), spec.c, kh, kw, packed);
+  ConvSpec zSpec = spec; // Z blocked like Y, NaN in its padding lanes
+  zSpec.c = spec.oc;
+  zSpec.h = oh;
+  zSpec.w = ow;
+  std::vector<float> got = runCode(generate(spec), spec, blockInput(spec, x),
+                                   packed, bias, 0, blockInput(zSpec, z));
+
+  std::vector<ref::Tensor> in = {
+      ref::Tensor::fromBytes(DType::F32, {spec.n, spec.c, spec.h, spec.w},
+                             x.data()),
+      ref::Tensor::fromBytes(DType::F32, {spec.oc, cg, kh, kw}, w.data()),
+      spec.bias ? ref::Tensor::fromBytes(DType::F32, {spec.oc}, bias.data())
+                : ref::Tensor(),
+      ref::Tensor::fromBytes(DType::F32, {spec.n, spec.oc, oh, ow}, z.data())};
+  ref::Attrs attrs = {
+      {"strides", std::vector<int64_t>{spec.strides[0], spec.strides[1]}},
+      {"dilations", std::vector<int64_t>{spec.dilations[0], spec.dilations[1]}},
+      {"pads", std::vector<int64_t>{spec.pads[0], spec.pads[1], spec.pads[2],
+                                    spec.pads[3]}},
+      {"group", spec.group},
+      {"activation", std::string(act.name)},
+      {"activation_alpha", act.alpha},
+      {"activation_beta", act.beta}};
+  std::vector<float> want = runReference("fused_conv", attrs, in);
+  REQUIRE(static_cast<int64_t>(want.size()) == spec.n * spec.oc * oh * ow);
+
+  const double tol = 1.5e-5 * cg * kh * kw;
+  const int64_t ocb = convBlocks(spec.oc), plane = oh * ow;
+  int bad = 0;
+  for (int64_t n = 0; n < spec.n; ++n)
+    for (int64_t o = 0; o < ocb * kConvBlock; ++o)
+      for (int64_t p = 0; p < plane; ++p) {
+        float g = got[((n * ocb + o / 16) * plane + p) * 16 + o % 16];
+        if (o >= spec.oc) {
+          if (g != 0.0f && bad++ < 5)
+            FAIL_CHECK("padding lane " << o << " at " << p << " is " << g);
+          continue;
+        }
+        double v = want[(n * spec.oc + o) * plane + p];
+        if (!(std::fabs(g - v) <= tol + 1e-6 * (1.0 + std::fabs(v))) &&
+            bad++ < 5)
+          FAIL_CHECK("Y[" << n << "][" << o << "] pixel " << p << " = " << g
+                          << ", want " << v);
+      }
+  CHECK(bad == 0);
+}
 
 } // namespace
 
@@ -351,6 +452,101 @@ TEST_CASE("conv: depthwise (group = C = OC)", "[lowering][avx512][conv]") {
   c.dilation = 2;
   c.blockWidth = 4;
   check(c);
+}
+
+TEST_CASE("conv: residual and every activation, vs fused_conv",
+          "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  // Two channel blocks and a masked third (OC = 40), odd C, widths with a
+  // short last pixel block, both strides.
+  for (const Activation &act : kActivations)
+    for (int64_t w : {1, 7, 17})
+      for (int64_t stride : {1, 2}) {
+        Case c;
+        c.c = 20;
+        c.oc = 40;
+        c.h = 5;
+        c.w = w;
+        c.stride = stride;
+        c.pad = 1;
+        c.bias = w != 7;
+        checkFused(specOf(c), act);
+      }
+}
+
+TEST_CASE("conv: residual with odd channels, 1x1, 7x7 and block widths",
+          "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  const Activation &relu = kActivations[1], &silu = kActivations[7];
+  const std::pair<int64_t, int64_t> channels[] = {
+      {3, 1}, {16, 17}, {33, 50}, {17, 16}};
+  for (auto [ci, co] : channels) {
+    Case c;
+    c.c = ci;
+    c.oc = co;
+    c.h = 4;
+    c.w = 9;
+    c.pad = 1;
+    c.bias = true;
+    checkFused(specOf(c), relu);
+  }
+  Case c; // ResNet's downsampling 1x1 stride 2, no bias
+  c.k = 1;
+  c.c = 33;
+  c.oc = 17;
+  c.h = 7;
+  c.w = 13;
+  c.stride = 2;
+  checkFused(specOf(c), kActivations[0]);
+  c = Case(); // the 7x7 stem shape, asymmetric work per row
+  c.c = 3;
+  c.oc = 64;
+  c.h = 12;
+  c.w = 15;
+  c.k = 7;
+  c.stride = 2;
+  c.pad = 3;
+  c.bias = true;
+  checkFused(specOf(c), relu);
+  c = Case(); // batches and every block width
+  c.n = 2;
+  c.c = 18;
+  c.oc = 40;
+  c.h = 4;
+  c.w = 19;
+  c.pad = 1;
+  c.bias = true;
+  for (int width : {1, 3, 5, 14, 28}) {
+    c.oc = width == 28 ? 16 : 40;
+    c.blockWidth = width;
+    checkFused(specOf(c), silu);
+  }
+}
+
+TEST_CASE("conv: depthwise with residual and activations",
+          "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  for (const Activation &act : kActivations)
+    for (int64_t ch : {1, 20, 40}) {
+      Case c;
+      c.depthwise = true;
+      c.c = ch;
+      c.h = 5;
+      c.w = 17;
+      c.pad = 1;
+      c.bias = true;
+      checkFused(specOf(c), act);
+    }
+  Case c; // MobileNet's stride-2 5x5, batch 2
+  c.depthwise = true;
+  c.n = 2;
+  c.c = 24;
+  c.h = 11;
+  c.w = 13;
+  c.k = 5;
+  c.stride = 2;
+  c.pad = 2;
+  checkFused(specOf(c), kActivations[2]);
 }
 
 TEST_CASE("conv: N = 0 writes nothing", "[lowering][avx512][conv]") {
@@ -516,6 +712,15 @@ TEST_CASE("conv: kernels keep the callee-saved registers and rsp",
   REQUIRE(exec.ok());
   mlcc_conv_args args = {x.data(), packed.data(), bias.data(), y.data()};
   CHECK(checker.run(&args, exec.address()) == 0);
+
+  // With a residual (its own stack slot) and a silu epilogue.
+  spec.residual = true;
+  spec.epilogue = {EltwiseOp::unary(EltwiseKind::Silu)};
+  std::vector<float> z(y.size(), 0.25f);
+  ExecutableBuffer fused(generate(spec));
+  REQUIRE(fused.ok());
+  args.residual = z.data();
+  CHECK(checker.run(&args, fused.address()) == 0);
 }
 
 TEST_CASE("conv: single-thread GFLOP/s of ResNet-50 layers",

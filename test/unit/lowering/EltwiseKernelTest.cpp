@@ -81,6 +81,12 @@ ref::Tensor tensor(const std::vector<float> &v, ref::Shape shape) {
 
 double geluExact(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
 double siluExact(double x) { return x / (1.0 + std::exp(-x)); }
+/// 0.5 x (1 + tanh u) as x / (1 + exp(-2u)): no cancellation in the
+/// negative tail, so the relative accuracy of the kernel shows there too.
+double geluTanhExact(double x) {
+  double u = std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x);
+  return x / (1 + std::exp(-2 * u));
+}
 
 /// What `op` gives on x; `srcs` holds the arrays and scalars that binary
 /// operands name.
@@ -95,11 +101,14 @@ std::vector<float> reference(const EltwiseOp &op, const std::vector<float> &x,
     return runReference("clip", {},
                      {tx, tensor({op.lo}, {}), tensor({op.hi}, {})});
   case EltwiseKind::Gelu:
+  case EltwiseKind::GeluTanh:
   case EltwiseKind::Silu: {
+    double (*exact)(double) = op.kind == EltwiseKind::Gelu       ? geluExact
+                              : op.kind == EltwiseKind::GeluTanh ? geluTanhExact
+                                                                 : siluExact;
     std::vector<float> y(x.size());
     for (size_t i = 0; i < x.size(); ++i)
-      y[i] = static_cast<float>(op.kind == EltwiseKind::Gelu ? geluExact(x[i])
-                                                             : siluExact(x[i]));
+      y[i] = static_cast<float>(exact(x[i]));
     return y;
   }
   default:
@@ -190,6 +199,7 @@ Tolerance toleranceOf(EltwiseKind kind) {
   case EltwiseKind::Erf:
     return {1e-6, 1e-7};
   case EltwiseKind::Gelu:
+  case EltwiseKind::GeluTanh:
     return {2e-6, 1e-7};
   case EltwiseKind::HardSwish: // x * (1/6) against x / 6
     return {1e-6, 1e-7};
@@ -240,6 +250,7 @@ std::vector<UnaryCase> unaryCases() {
       {EltwiseOp::unary(K::Gelu), -10, 10},
       {EltwiseOp::unary(K::HardSwish), -5, 5},
       {EltwiseOp::unary(K::Silu), -30, 30},
+      {EltwiseOp::unary(K::GeluTanh), -10, 10},
   };
 }
 
@@ -559,4 +570,13 @@ TEST_CASE("transcendentals stay within their stated error bounds",
         8 * ulp);
   CHECK(maxError(EltwiseKind::Silu, linspace(-80, 40, n), siluExact, tiny) <
         6 * ulp);
+  // gelu_tanh: relative where the sigmoid's argument 2u is moderate; in
+  // the tail the rounding of 2u (a few ulp of it) is magnified |2u| times,
+  // so there the bound is absolute, against the largest |x| (floor 10).
+  CHECK(maxError(EltwiseKind::GeluTanh, linspace(-3, 10, n), geluTanhExact,
+                 tiny) < 12 * ulp);
+  CHECK(maxError(EltwiseKind::GeluTanh, linspace(-13, 13, n), geluTanhExact,
+                 10.0) < 1 * ulp);
+  CHECK(maxError(EltwiseKind::GeluTanh, logspace(1, n / 2), geluTanhExact,
+                 tiny) < 4 * ulp);
 }

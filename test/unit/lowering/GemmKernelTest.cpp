@@ -2,7 +2,9 @@
 //
 // Generates gemm kernels, maps their bytes executable and runs them on
 // packed B. The oracle is the reference "gemm" kernel (compiler/Reference),
-// with relu applied to its output, and the definition in double for gelu.
+// with relu applied to its output, and the definition in double for gelu
+// and sigmoid; a residual (graph.fc's Z) is added after the bias, before
+// the activation.
 // Shapes cover every tail: M around the 6-row block, N around the 16-column
 // vector and the 4-vector block, K around the 4-step unroll. A, packed B,
 // bias and C end at an unmapped page, so a kernel that touches one element
@@ -44,23 +46,26 @@ std::vector<uint8_t> generate(const GemmSpec &spec) {
 }
 
 /// Runs `code` and returns C (M x ldc, padding included: it must keep the
-/// sentinel). `a` is M x lda, `packed` from packB, `bias` N or empty.
+/// sentinel). `a` is M x lda, `packed` from packB, `bias` N or empty,
+/// `residual` M x ldc or empty.
 std::vector<float> runCode(const std::vector<uint8_t> &code,
                            const GemmSpec &spec, const std::vector<float> &a,
                            const std::vector<float> &packed,
-                           const std::vector<float> &bias, size_t offset = 0) {
+                           const std::vector<float> &bias, size_t offset = 0,
+                           const std::vector<float> &residual = {}) {
   ExecutableBuffer exec(code, offset);
   REQUIRE(exec.ok());
   int64_t ldc = spec.ldc ? spec.ldc : spec.n;
-  GuardedArray<float> ga(a), gb(packed), gbias(bias);
+  GuardedArray<float> ga(a), gb(packed), gbias(bias), gr(residual);
   GuardedArray<float> gc(
       std::vector<float>(static_cast<size_t>(spec.m * ldc), kSentinel));
-  REQUIRE((ga.ok() && gb.ok() && gbias.ok() && gc.ok()));
+  REQUIRE((ga.ok() && gb.ok() && gbias.ok() && gr.ok() && gc.ok()));
   mlcc_gemm_args args = {};
   args.a = ga.data();
   args.packed_b = gb.data();
   args.bias = bias.empty() ? nullptr : gbias.data();
   args.c = gc.data();
+  args.residual = residual.empty() ? nullptr : gr.data();
   exec.function<mlcc_gemm_kernel_fn>()(&args);
   return gc.values();
 }
@@ -81,7 +86,9 @@ std::vector<float> refGemm(int64_t m, int64_t n, int64_t k,
 
 double geluExact(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
 
-enum class Act { None, Relu, Gelu };
+double sigmoidExact(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+enum class Act { None, Relu, Gelu, Sigmoid };
 
 struct Case {
   int64_t m, n, k;
@@ -90,6 +97,7 @@ struct Case {
   bool transB = false;
   int64_t lda = 0, ldc = 0; // 0: dense
   int blockRows = 0, blockVectors = 0;
+  bool residual = false;
 };
 
 /// Generates, runs and compares one case.
@@ -97,7 +105,7 @@ void check(const Case &c, size_t offset = 0) {
   INFO("M=" << c.m << " N=" << c.n << " K=" << c.k << " bias=" << c.bias
             << " act=" << static_cast<int>(c.act) << " transB=" << c.transB
             << " lda=" << c.lda << " ldc=" << c.ldc << " block=" << c.blockRows
-            << "x" << c.blockVectors);
+            << "x" << c.blockVectors << " residual=" << c.residual);
   GemmSpec spec;
   spec.m = c.m;
   spec.n = c.n;
@@ -105,18 +113,25 @@ void check(const Case &c, size_t offset = 0) {
   spec.lda = c.lda;
   spec.ldc = c.ldc;
   spec.bias = c.bias;
+  spec.residual = c.residual;
   spec.blockRows = c.blockRows;
   spec.blockVectors = c.blockVectors;
   if (c.act == Act::Relu)
     spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Relu));
   if (c.act == Act::Gelu)
     spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Gelu));
+  if (c.act == Act::Sigmoid)
+    spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Sigmoid));
   const int64_t lda = c.lda ? c.lda : c.k, ldc = c.ldc ? c.ldc : c.n;
 
   std::vector<float> a = randomValues(c.m * lda, 1);
   std::vector<float> b = randomValues(c.k * c.n, 2); // K x N, or N x K
   std::vector<float> bias =
       c.bias ? randomValues(c.n, 3) : std::vector<float>{};
+  // Laid out like C; the padding of a strided C holds values too, which
+  // must not reach C's padding.
+  std::vector<float> residual =
+      c.residual ? randomValues(c.m * ldc, 10) : std::vector<float>{};
   std::vector<float> packed;
   packB(b.data(), c.k, c.n, c.transB ? c.k : c.n, c.transB, packed);
   REQUIRE(static_cast<int64_t>(packed.size()) == packedBSize(c.k, c.n));
@@ -126,7 +141,7 @@ void check(const Case &c, size_t offset = 0) {
     std::copy_n(a.data() + i * lda, c.k, dense.data() + i * c.k);
   std::vector<float> want = refGemm(c.m, c.n, c.k, dense, b, c.transB, bias);
   std::vector<float> got =
-      runCode(generate(spec), spec, a, packed, bias, offset);
+      runCode(generate(spec), spec, a, packed, bias, offset, residual);
 
   const double tol = 1e-5 * std::max<int64_t>(c.k, 1) + 1e-6;
   int bad = 0;
@@ -139,10 +154,14 @@ void check(const Case &c, size_t offset = 0) {
         continue;
       }
       double w = want[i * c.n + j];
+      if (c.residual)
+        w += residual[i * ldc + j];
       if (c.act == Act::Relu)
         w = std::max(w, 0.0);
       if (c.act == Act::Gelu)
         w = geluExact(w);
+      if (c.act == Act::Sigmoid)
+        w = sigmoidExact(w);
       if (!(std::fabs(g - w) <= tol) && bad++ < 5)
         FAIL_CHECK("C[" << i << "][" << j << "] = " << g << ", want " << w);
     }
@@ -170,6 +189,45 @@ TEST_CASE("gemm: relu and gelu epilogues", "[lowering][avx512][gemm]") {
         check({m, n, k, false, Act::Relu});
         check({m, n, k, true, Act::Gelu});
       }
+}
+
+TEST_CASE("gemm: bias, residual and activation (graph.fc's epilogue)",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  for (int64_t m : {1, 5, 7, 13})
+    for (int64_t n : {1, 15, 17, 33, 100})
+      for (int64_t k : {1, 3, 64, 257})
+        for (Act act : {Act::None, Act::Relu, Act::Gelu, Act::Sigmoid}) {
+          Case c{m, n, k, /*bias=*/true, act};
+          c.residual = true;
+          check(c);
+          c.bias = false; // a residual alone
+          check(c);
+        }
+}
+
+TEST_CASE("gemm: a residual with strided A and C, and every block shape",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  Case c{7, 17, 5, true, Act::Relu, false, /*lda=*/9, /*ldc=*/20};
+  c.residual = true;
+  check(c);
+  c = {13, 100, 64, true, Act::Gelu, false, /*lda=*/70, /*ldc=*/129};
+  c.residual = true;
+  check(c);
+  const std::pair<int, int> blocks[] = {{1, 1}, {1, 8}, {2, 8}, {3, 6},
+                                        {4, 5}, {5, 2}, {6, 4}};
+  for (auto [rows, vectors] : blocks)
+    for (int64_t m : {1, 13})
+      for (int64_t n : {15, 129}) {
+        c = {m, n, 9, true, Act::Sigmoid, false, 0, 0, rows, vectors};
+        c.residual = true;
+        check(c);
+      }
+  // K = 0: C = act(bias + residual).
+  c = {5, 17, 0, true, Act::Relu};
+  c.residual = true;
+  check(c);
 }
 
 TEST_CASE("gemm: B packed from its transpose", "[lowering][avx512][gemm]") {
@@ -245,8 +303,17 @@ TEST_CASE("gemm: kernels keep the callee-saved registers",
   packB(b.data(), 9, 200, 200, false, packed);
   ExecutableBuffer exec(generate(spec));
   REQUIRE(exec.ok());
-  mlcc_gemm_args args = {a.data(), packed.data(), bias.data(), c.data()};
+  mlcc_gemm_args args = {a.data(), packed.data(), bias.data(), c.data(),
+                         nullptr};
   CHECK(checker.run(&args, exec.address()) == 0);
+
+  // With a residual the kernel also uses r13.
+  spec.residual = true;
+  std::vector<float> residual = randomValues(13 * 200, 10);
+  ExecutableBuffer withResidual(generate(spec));
+  REQUIRE(withResidual.ok());
+  args.residual = residual.data();
+  CHECK(checker.run(&args, withResidual.address()) == 0);
 }
 
 TEST_CASE("gemm: packB layout", "[lowering][avx512][gemm]") {

@@ -86,6 +86,10 @@ void registerMatmulKernels(KernelRegistry &r);    // matmul, gemm, einsum
 void registerRecurrentKernels(KernelRegistry &r); // lstm, gru, rnn
 void registerMiscKernels(KernelRegistry &r);      // everything else
 void registerStencilKernels(KernelRegistry &r);   // graph.stencil
+void registerFcKernels(KernelRegistry &r);        // graph.fc
+void registerFusedConvKernels(KernelRegistry &r); // graph.fused_conv
+void registerGeluKernels(KernelRegistry &r);      // graph.gelu
+void registerAttentionKernels(KernelRegistry &r); // graph.attention
 
 } // namespace mlcc::ref
 
