@@ -131,9 +131,9 @@ FailureOr<Value> decomposeAttention(AttentionOp op, OpBuilder &b) {
   RankedTensorType scoresType = tensor({batch, heads, seq, seq});
   Value s = create(b, loc, "matmul", {qh, kh}, scoresType);
   Value scale = b.create<ConstantOp>(
-      loc, DenseElementsAttr::get(RankedTensorType::get({}, elem),
-                                  b.getFloatAttr(elem, op.getScale()
-                                                           .convertToFloat())));
+      loc, DenseElementsAttr::get(
+               RankedTensorType::get({}, elem),
+               b.getFloatAttr(elem, op.getScale().convertToFloat())));
   s = create(b, loc, "mul", {s, scale}, scoresType);
   if (!isa<NoneType>(op.getMask().getType()))
     s = create(b, loc, "add", {s, op.getMask()}, scoresType);
@@ -142,10 +142,10 @@ FailureOr<Value> decomposeAttention(AttentionOp op, OpBuilder &b) {
   Value vh = heads4(op.getV(), {0, 2, 1, 3});
   Value ctx =
       create(b, loc, "matmul", {s, vh}, tensor({batch, heads, seq, dim}));
-  Value back = create(b, loc, "transpose", ctx, tensor(split),
-                      perm({0, 2, 1, 3}));
-  return create(b, loc, "reshape",
-                {back, shapeOf({batch, seq, heads * dim})}, type);
+  Value back =
+      create(b, loc, "transpose", ctx, tensor(split), perm({0, 2, 1, 3}));
+  return create(b, loc, "reshape", {back, shapeOf({batch, seq, heads * dim})},
+                type);
 }
 
 } // namespace

@@ -122,7 +122,8 @@ def Graph_AttentionOp : Graph_FusedOp<"attention"> {
 
     Example:
     ```mlir
-    %y = graph.attention %q, %k, %v, %mask {num_heads = 12 : i64, scale = 1.250000e-01 : f32}
+    %y = graph.attention %q, %k, %v, %mask
+        {num_heads = 12 : i64, scale = 1.250000e-01 : f32}
         : (tensor<1x128x768xf32>, tensor<1x128x768xf32>, tensor<1x128x768xf32>,
            tensor<1x1x1x128xf32>) -> tensor<1x128x768xf32>
     ```

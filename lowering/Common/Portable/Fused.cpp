@@ -1,7 +1,7 @@
 //===- Fused.cpp - Portable lowering of the fused ops ---------------------===//
 //
-// The ops of GraphFusedOps.td (graph.fused_conv) stand for groups of
-// ONNX-level ops, and every such op already has a portable lowering. So a
+// The ops of GraphFusedOps.td (graph.fused_conv, graph.attention) stand for
+// groups of ONNX-level ops, each of which has a portable lowering. So a
 // fused op that the target declines is computed as its group:
 // decomposeFusedOp (dialects/Graph/IR) builds the group's graph ops in a
 // block of their own, outside the function, and each is lowered here with

@@ -1,0 +1,234 @@
+//===- SelectAttention.cpp - graph.attention -> AVX-512 kernels -----------===//
+//
+// Head by head, on data that stays in cache: for each batch b and head h,
+//   scores = Q_bh K_bh^T * scale (+ mask)  the GEMM kernel, A = Q read in
+//                                          place (lda = H*D), K_bh^T packed
+//                                          with the scale folded in, the
+//                                          mask its bias (a [.., 1, S] row)
+//                                          or residual (a full [S, S] block)
+//   probs = softmax(scores)                the softmax kernel
+//   Y_bh = probs V_bh                      the GEMM kernel, V_bh packed, C
+//                                          written in place into Y
+//                                          (ldc = H*D)
+// so none of the [B, H, S, D] transposed copies of the group exist, and
+// the scores are a [S, S] scratch buffer reused by every head. A mask of
+// another broadcast shape goes to the portable lowering (the decomposed
+// group).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Gemm.h"
+#include "KernelABI.h"
+#include "Normalization.h"
+#include "SelectionUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+namespace {
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+/// packed[p][r][j] = load(r, 16p + j) (0 past column `cols`), the layout
+/// of packB() for a rows x cols matrix whose element `load` reads.
+void emitPack(OpBuilder &b, Location loc, Value packed, int64_t rows,
+              int64_t cols,
+              function_ref<Value(OpBuilder &, Location, Value, Value)> load) {
+  if (cols % kGemmPanel != 0) {
+    Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0));
+    b.create<linalg::FillOp>(loc, zero, packed);
+  }
+  int64_t panels = (cols + kGemmPanel - 1) / kGemmPanel;
+  Value c0 = indexConst(b, loc, 0), c1 = indexConst(b, loc, 1);
+  b.create<scf::ForOp>(
+      loc, c0, indexConst(b, loc, panels), c1, ValueRange{},
+      [&](OpBuilder &pb, Location l, Value p, ValueRange) {
+        Value first =
+            pb.create<arith::MulIOp>(l, p, indexConst(pb, l, kGemmPanel));
+        Value width = pb.create<arith::MinSIOp>(
+            l, indexConst(pb, l, kGemmPanel),
+            pb.create<arith::SubIOp>(l, indexConst(pb, l, cols), first));
+        pb.create<scf::ForOp>(
+            l, c0, indexConst(pb, l, rows), c1, ValueRange{},
+            [&](OpBuilder &rb, Location l2, Value r, ValueRange) {
+              rb.create<scf::ForOp>(
+                  l2, c0, width, c1, ValueRange{},
+                  [&](OpBuilder &jb, Location l3, Value j, ValueRange) {
+                    Value col = jb.create<arith::AddIOp>(l3, first, j);
+                    jb.create<memref::StoreOp>(l3, load(jb, l3, r, col), packed,
+                                               ValueRange{p, r, j});
+                    jb.create<scf::YieldOp>(l3);
+                  });
+              rb.create<scf::YieldOp>(l2);
+            });
+        pb.create<scf::YieldOp>(l);
+      });
+}
+
+} // namespace
+
+TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
+                               SelectionState &) {
+  if (op->getName().stripDialect() != "attention")
+    return TargetLowering::Declined;
+  Value q = op->getOperand(0), k = op->getOperand(1), v = op->getOperand(2),
+        mask = op->getOperand(3), y = op->getResult(0);
+  for (Value x : {q, k, v, y})
+    if (!isF32Tensor(x) || shapeOf(x) != shapeOf(y) || shapeOf(x).size() != 3)
+      return TargetLowering::Declined;
+  int64_t heads = intAttr(op, "num_heads", 0);
+  ArrayRef<int64_t> shape = shapeOf(y);
+  int64_t batch = shape[0], seq = shape[1], hidden = shape[2];
+  if (heads <= 0 || hidden % heads != 0 || batch == 0 || seq == 0 ||
+      hidden == 0)
+    return TargetLowering::Declined;
+  int64_t dim = hidden / heads;
+  float scale = floatAttr(op, "scale", 1.0f);
+
+  // The mask, padded to [mb, mh, mr, S]: its rows for (b, h) are the GEMM's
+  // bias (mr = 1) or its residual (mr = S).
+  bool hasMask = !isa<NoneType>(mask.getType());
+  int64_t mb = 1, mh = 1, mr = 1;
+  if (hasMask) {
+    ArrayRef<int64_t> ms = shapeOf(mask);
+    if (!isF32Tensor(mask) || ms.size() > 4 || ms.empty() || ms.back() != seq)
+      return TargetLowering::Declined;
+    SmallVector<int64_t> m4(4 - ms.size(), 1);
+    m4.append(ms.begin(), ms.end());
+    mb = m4[0];
+    mh = m4[1];
+    mr = m4[2];
+    if ((mb != 1 && mb != batch) || (mh != 1 && mh != heads) ||
+        (mr != 1 && mr != seq))
+      return TargetLowering::Declined;
+  }
+  bool maskRow = hasMask && mr == 1, maskBlock = hasMask && mr == seq;
+
+  GemmSpec scoresSpec;
+  scoresSpec.name = nodeName(op) + "_scores";
+  scoresSpec.m = seq;
+  scoresSpec.n = seq;
+  scoresSpec.k = dim;
+  scoresSpec.lda = hidden;
+  scoresSpec.bias = maskRow;
+  scoresSpec.residual = maskBlock;
+  GemmSpec contextSpec;
+  contextSpec.name = nodeName(op) + "_context";
+  contextSpec.m = seq;
+  contextSpec.n = dim;
+  contextSpec.k = seq;
+  contextSpec.ldc = hidden;
+  SoftmaxSpec softmaxSpec;
+  softmaxSpec.name = nodeName(op) + "_softmax";
+  softmaxSpec.rows = seq;
+  softmaxSpec.cols = seq;
+  std::vector<uint8_t> scoresCode, contextCode, softmaxCode;
+  if (ref::Status s = generateGemm(scoresSpec, scoresCode); s.failed())
+    return failed(op, s);
+  if (ref::Status s = generateGemm(contextSpec, contextCode); s.failed())
+    return failed(op, s);
+  if (ref::Status s = generateSoftmax(softmaxSpec, softmaxCode); s.failed())
+    return failed(op, s);
+  std::string scoresKernel =
+      ctx.addKernel(scoresSpec.name, std::move(scoresCode));
+  std::string contextKernel =
+      ctx.addKernel(contextSpec.name, std::move(contextCode));
+  std::string softmaxKernel =
+      ctx.addKernel(softmaxSpec.name, std::move(softmaxCode));
+
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  Type f32 = b.getF32Type();
+  auto panels = [](int64_t n) { return (n + kGemmPanel - 1) / kGemmPanel; };
+  Value packedK =
+      ctx.scratch(MemRefType::get({panels(seq), dim, kGemmPanel}, f32));
+  Value packedV =
+      ctx.scratch(MemRefType::get({panels(dim), seq, kGemmPanel}, f32));
+  Value scores = ctx.scratch(MemRefType::get({seq, seq}, f32));
+  Value probs = ctx.scratch(MemRefType::get({seq, seq}, f32));
+  Value kBuffer = ctx.buffer(k), vBuffer = ctx.buffer(v);
+  Value qAddress = ctx.address(ctx.buffer(q));
+  Value yAddress = ctx.address(ctx.buffer(y));
+  Value maskAddress = hasMask ? ctx.address(ctx.buffer(mask)) : Value();
+  Value packedKAddress = ctx.address(packedK);
+  Value packedVAddress = ctx.address(packedV);
+  Value scoresAddress = ctx.address(scores);
+  Value probsAddress = ctx.address(probs);
+  Value zero = b.create<arith::ConstantIntOp>(loc, 0, 64);
+  Value scaleValue = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(scale));
+
+  // One iteration per (b, h). Built first and filled after: the kernel
+  // calls need the loops to be in the function already.
+  auto batchLoop =
+      b.create<scf::ForOp>(loc, indexConst(b, loc, 0),
+                           indexConst(b, loc, batch), indexConst(b, loc, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(batchLoop.getBody()->getTerminator());
+  auto headLoop =
+      b.create<scf::ForOp>(loc, indexConst(b, loc, 0),
+                           indexConst(b, loc, heads), indexConst(b, loc, 1));
+  b.setInsertionPoint(headLoop.getBody()->getTerminator());
+  Value bi = batchLoop.getInductionVar(), hi = headLoop.getInductionVar();
+  Value headCol =
+      b.create<arith::MulIOp>(loc, hi, indexConst(b, loc, dim)); // h * D
+
+  // K_bh^T (D x S): element (d, j) is K[b, j, hD + d], times the scale.
+  emitPack(
+      b, loc, packedK, dim, seq,
+      [&](OpBuilder &lb, Location l, Value d, Value j) -> Value {
+        Value col = lb.create<arith::AddIOp>(l, headCol, d);
+        Value x = lb.create<memref::LoadOp>(l, kBuffer, ValueRange{bi, j, col});
+        return scale == 1.0f ? x : lb.create<arith::MulFOp>(l, x, scaleValue);
+      });
+  // V_bh (S x D): element (j, d) is V[b, j, hD + d].
+  emitPack(
+      b, loc, packedV, seq, dim,
+      [&](OpBuilder &lb, Location l, Value j, Value d) -> Value {
+        Value col = lb.create<arith::AddIOp>(l, headCol, d);
+        return lb.create<memref::LoadOp>(l, vBuffer, ValueRange{bi, j, col});
+      });
+
+  Value b64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), bi);
+  Value h64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), hi);
+  auto i64 = [&](int64_t c) -> Value {
+    return b.create<arith::ConstantIntOp>(loc, c, 64);
+  };
+  auto mul = [&](Value x, int64_t c) -> Value {
+    return b.create<arith::MulIOp>(loc, x, i64(c));
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return b.create<arith::AddIOp>(loc, x, y);
+  };
+  // Bytes to Q_bh's and Y_bh's first element: (b S H D + h D) * 4.
+  Value headOffset = add(mul(b64, seq * hidden * 4), mul(h64, dim * 4));
+  SmallVector<Value> scoresFields{add(qAddress, headOffset), packedKAddress};
+  Value maskOffset;
+  if (hasMask) {
+    maskOffset = maskAddress;
+    if (mb != 1)
+      maskOffset = add(maskOffset, mul(b64, mh * mr * seq * 4));
+    if (mh != 1)
+      maskOffset = add(maskOffset, mul(h64, mr * seq * 4));
+  }
+  // mlcc_gemm_args: a, packed_b, bias, c (, residual).
+  scoresFields.push_back(maskRow ? maskOffset : zero);
+  scoresFields.push_back(scoresAddress);
+  if (maskBlock)
+    scoresFields.push_back(maskOffset);
+  ctx.callKernel(scoresKernel, scoresFields);
+  // mlcc_softmax_args: src, dst.
+  ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress});
+  ctx.callKernel(contextKernel, {probsAddress, packedVAddress, zero,
+                                 add(yAddress, headOffset)});
+  return TargetLowering::Lowered;
+}
+
+} // namespace mlcc::avx512
