@@ -31,6 +31,9 @@ void buildSimplifyPipeline(OpPassManager &pm, const PipelineOptions &options) {
     fpm.addPass(graph::createFuseLayerNorm());
   if (enabled("mlcc-fuse-gelu"))
     fpm.addPass(graph::createFuseGelu());
+  // After mlcc-fuse-layer-norm, which forms the layer norm it ends in.
+  if (enabled("mlcc-fuse-embed-layer-norm"))
+    fpm.addPass(graph::createFuseEmbedLayerNorm());
   if (enabled("mlcc-fold-batch-norm"))
     fpm.addPass(graph::createFoldBatchNorm());
   if (enabled("mlcc-fuse-conv-epilogue"))
@@ -51,7 +54,9 @@ void registerPassesAndPipelines() {
   PassPipelineRegistration<>(
       "mlcc-simplify",
       "Shape inference, constant folding, CSE, LayerNorm and GELU "
-      "recognition, conv+batch-norm folding and dead-code elimination",
+      "recognition, embedding + layer norm, conv/gemm/matmul + batch-norm "
+      "folding, conv and fc epilogue fusion, attention fusion and dead-code "
+      "elimination",
       [](OpPassManager &pm) { buildSimplifyPipeline(pm, PipelineOptions()); });
 }
 

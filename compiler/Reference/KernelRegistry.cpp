@@ -22,6 +22,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerFusedConvKernels(r);
     registerGeluKernels(r);
     registerAttentionKernels(r);
+    registerEmbedLayerNormKernels(r);
     return r;
   }();
   return registry;

@@ -9,7 +9,8 @@ namespace mlcc::avx512 {
 TargetLowering selectKernel(Operation *op, OpLoweringContext &ctx,
                             SelectionState &state) {
   for (auto select : {selectEltwise, selectGemm, selectConv, selectPool,
-                      selectNormalization, selectAttention, selectReduce}) {
+                      selectNormalization, selectEmbedLayerNorm,
+                      selectAttention, selectReduce}) {
     TargetLowering result = select(op, ctx, state);
     if (result != TargetLowering::Declined)
       return result;

@@ -43,6 +43,9 @@ TargetLowering selectPool(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
 TargetLowering selectNormalization(mlir::Operation *op, OpLoweringContext &ctx,
                                    SelectionState &state);
+TargetLowering selectEmbedLayerNorm(mlir::Operation *op,
+                                    OpLoweringContext &ctx,
+                                    SelectionState &state);
 TargetLowering selectAttention(mlir::Operation *op, OpLoweringContext &ctx,
                                SelectionState &state);
 TargetLowering selectReduce(mlir::Operation *op, OpLoweringContext &ctx,

@@ -148,6 +148,26 @@ FailureOr<Value> decomposeAttention(AttentionOp op, OpBuilder &b) {
                 type);
 }
 
+/// graph.embed_layer_norm: gather, add, layer_norm.
+FailureOr<Value> decomposeEmbedLayerNorm(EmbedLayerNormOp op, OpBuilder &b) {
+  auto type = dyn_cast<RankedTensorType>(op.getResult().getType());
+  if (!type)
+    return failure();
+  Location loc = op.getLoc();
+  Value e = create(b, loc, "gather", {op.getTable(), op.getIds()}, type,
+                   b.getNamedAttr("axis", b.getI64IntegerAttr(0)));
+  e = create(b, loc, "add", {e, op.getAddend()}, type);
+  Type none = b.getNoneType();
+  NamedAttribute attrs[] = {
+      b.getNamedAttr("axis", b.getI64IntegerAttr(-1)),
+      b.getNamedAttr("epsilon", op.getEpsilonAttr())};
+  return b
+      .create<LayerNormalizationOp>(loc, TypeRange{type, none, none},
+                                    ValueRange{e, op.getScale(), op.getB()},
+                                    attrs)
+      .getResult(0);
+}
+
 } // namespace
 
 FailureOr<Value> decomposeFusedOp(Operation *op, OpBuilder &b) {
@@ -155,6 +175,8 @@ FailureOr<Value> decomposeFusedOp(Operation *op, OpBuilder &b) {
     return decomposeFusedConv(conv, b);
   if (auto attention = dyn_cast<AttentionOp>(op))
     return decomposeAttention(attention, b);
+  if (auto embed = dyn_cast<EmbedLayerNormOp>(op))
+    return decomposeEmbedLayerNorm(embed, b);
   return failure();
 }
 

@@ -139,4 +139,33 @@ def Graph_AttentionOp : Graph_FusedOp<"attention"> {
   let results = (outs AnyTensor:$Y);
 }
 
+// graph.embed_layer_norm
+def Graph_EmbedLayerNormOp : Graph_FusedOp<"embed_layer_norm"> {
+  let summary = "Embedding lookup, added embeddings, layer norm: one op";
+  let description = [{
+    Y = layer_norm(Table[Ids] + Addend, Scale, B) over the last axis:
+    `Ids` are integer indices [B, S] into the rows of `Table` [V, D],
+    `Addend` broadcasts to [B, S, D] (a BERT export's position and
+    token-type embeddings, added up at compile time), `Scale` and `B` are
+    [D] (`B` may be `none`). Formed by mlcc-fuse-embed-layer-norm from
+    Gather + Add (+ Add) + LayerNormalization.
+
+    Example:
+    ```mlir
+    %y = graph.embed_layer_norm %ids, %table, %pos, %gamma, %beta {epsilon = 1.0e-12 : f32}
+        : (tensor<1x128xi64>, tensor<30522x768xf32>, tensor<1x128x768xf32>,
+           tensor<768xf32>, tensor<768xf32>) -> tensor<1x128x768xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyTensor:$Ids,
+    AnyTensor:$Table,
+    AnyTensor:$Addend,
+    AnyTensor:$Scale,
+    AnyTensorOrNone:$B,
+    DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon
+  );
+  let results = (outs AnyTensor:$Y);
+}
+
 #endif // MLCC_GRAPH_FUSED_OPS

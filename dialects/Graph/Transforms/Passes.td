@@ -138,4 +138,17 @@ def FuseAttention : Pass<"mlcc-fuse-attention", "mlir::func::FuncOp"> {
   }];
 }
 
+def FuseEmbedLayerNorm : Pass<"mlcc-fuse-embed-layer-norm",
+                              "mlir::func::FuncOp"> {
+  let summary = "Fuses an embedding lookup, added embeddings and layer norm";
+  let description = [{
+    layer_norm(gather(Table, Ids) + C1 (+ C2)) over the last axis, with a
+    constant f32 table [V, D], gather on axis 0 and constant addends (a
+    BERT export's position and token-type embeddings, folded to constants
+    [1, S, D]), becomes one graph.embed_layer_norm whose addend is C1 + C2,
+    added now. Only when the intermediates have one user each and the layer
+    norm's mean and inverse std-dev results are unused.
+  }];
+}
+
 #endif // MLCC_GRAPH_PASSES

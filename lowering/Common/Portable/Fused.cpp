@@ -1,11 +1,11 @@
 //===- Fused.cpp - Portable lowering of the fused ops ---------------------===//
 //
-// The ops of GraphFusedOps.td (graph.fused_conv, graph.attention) stand for
-// groups of ONNX-level ops, each of which has a portable lowering. So a
-// fused op that the target declines is computed as its group:
-// decomposeFusedOp (dialects/Graph/IR) builds the group's graph ops in a
-// block of their own, outside the function, and each is lowered here with
-// its own portable lowering; intermediate results go to memref.alloc
+// The ops of GraphFusedOps.td (graph.fused_conv, graph.attention, ...)
+// stand for groups of ONNX-level ops, each of which has a portable
+// lowering. So a fused op that the target declines is computed as its
+// group: decomposeFusedOp (dialects/Graph/IR) builds the group's graph ops
+// in a block of their own, outside the function, and each is lowered here
+// with its own portable lowering; intermediate results go to memref.alloc
 // buffers, which the host builder turns into arena scratch, and the last op
 // writes the fused op's result. One mechanism for every fused op, and no
 // second copy of a convolution or of an activation's math.
@@ -119,6 +119,7 @@ LogicalResult lowerDecomposed(PortableOp &p) {
 void registerPortableFused(PortableRegistry &registry) {
   registry["graph.fused_conv"] = lowerDecomposed;
   registry["graph.attention"] = lowerDecomposed;
+  registry["graph.embed_layer_norm"] = lowerDecomposed;
 }
 
 } // namespace mlcc::portable

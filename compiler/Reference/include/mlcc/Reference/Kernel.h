@@ -90,6 +90,7 @@ void registerFcKernels(KernelRegistry &r);        // graph.fc
 void registerFusedConvKernels(KernelRegistry &r); // graph.fused_conv
 void registerGeluKernels(KernelRegistry &r);      // graph.gelu
 void registerAttentionKernels(KernelRegistry &r); // graph.attention
+void registerEmbedLayerNormKernels(KernelRegistry &r); // graph.embed_layer_norm
 
 } // namespace mlcc::ref
 

@@ -1,0 +1,128 @@
+//===- SelectReduce.cpp - Reductions -> AVX-512 kernels -------------------===//
+//
+// graph.reduce_{sum,mean,max,min,sum_square,l1,l2} on static f32 tensors with
+// constant axes (the `axes` attribute, or the constant axes operand of
+// reduce_sum and of the opset-18 forms), when the reduced axes are one
+// contiguous block once size-1 dims are left out: the input is then a
+// contiguous [outer, r, inner] view and the output [outer, inner], whatever
+// keepdims says (the output bytes are the same). Everything else, and empty
+// axes with noop_with_empty_axes=1, goes to the portable lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelABI.h"
+#include "Reduce.h"
+#include "SelectionUtils.h"
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+namespace {
+
+/// The op's axes as listed (empty when none are given); false when they are
+/// not constant.
+bool constantAxes(Operation *op, OpLoweringContext &ctx,
+                  std::vector<int64_t> &axes) {
+  axes.clear();
+  if (op->getNumOperands() > 1 && !isa<NoneType>(op->getOperand(1).getType())) {
+    ElementsAttr attr = ctx.constantValue(op->getOperand(1));
+    ref::Tensor t;
+    if (!attr || tensorFromElementsAttr(attr, t).failed() ||
+        (t.dtype() != ref::DType::I64 && t.dtype() != ref::DType::I32))
+      return false;
+    axes = t.toInt64Vector();
+    return true;
+  }
+  axes = intsAttr(op, "axes");
+  return true;
+}
+
+/// Splits `shape` into the [outer, r, inner] view, or returns false when
+/// the reduced dims (size-1 dims aside) are not one contiguous block.
+bool mergeAxes(ArrayRef<int64_t> shape, const std::vector<bool> &reduced,
+               ReduceSpec &spec) {
+  int64_t first = -1, last = -1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (reduced[d] && shape[d] != 1) {
+      if (first < 0)
+        first = static_cast<int64_t>(d);
+      last = static_cast<int64_t>(d);
+    }
+  spec.outer = spec.r = spec.inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (first < 0 || d < first)
+      spec.outer *= shape[d];
+    else if (d > last)
+      spec.inner *= shape[d];
+    else if (reduced[d] || shape[d] == 1)
+      spec.r *= shape[d];
+    else
+      return false; // a kept dim between reduced ones
+  }
+  // Nothing reduced: one long vector of independent elements.
+  if (first < 0) {
+    spec.inner = spec.outer;
+    spec.outer = 1;
+  }
+  return true;
+}
+
+} // namespace
+
+TargetLowering selectReduce(Operation *op, OpLoweringContext &ctx,
+                            SelectionState &) {
+  StringRef name = op->getName().stripDialect();
+  ReduceSpec spec;
+  if (name == "reduce_sum")
+    spec.kind = ReduceKind::Sum;
+  else if (name == "reduce_mean")
+    spec.kind = ReduceKind::Mean;
+  else if (name == "reduce_max")
+    spec.kind = ReduceKind::Max;
+  else if (name == "reduce_min")
+    spec.kind = ReduceKind::Min;
+  else if (name == "reduce_sum_square")
+    spec.kind = ReduceKind::SumSquare;
+  else if (name == "reduce_l1")
+    spec.kind = ReduceKind::L1;
+  else if (name == "reduce_l2")
+    spec.kind = ReduceKind::L2;
+  else
+    return TargetLowering::Declined;
+  if (op->getNumOperands() < 1 || op->getNumResults() != 1)
+    return TargetLowering::Declined;
+  Value x = op->getOperand(0), y = op->getResult(0);
+  if (!isF32Tensor(x) || !isF32Tensor(y) || numElements(y) == 0)
+    return TargetLowering::Declined;
+  std::vector<int64_t> axes;
+  if (!constantAxes(op, ctx, axes))
+    return TargetLowering::Declined;
+  ArrayRef<int64_t> shape = shapeOf(x);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<bool> reduced(rank, axes.empty());
+  if (axes.empty() && intAttr(op, "noop_with_empty_axes", 0) != 0)
+    return TargetLowering::Declined;
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank)
+      return TargetLowering::Declined;
+    int64_t d = a < 0 ? a + rank : a;
+    if (reduced[d])
+      return TargetLowering::Declined;
+    reduced[d] = true;
+  }
+  if (!mergeAxes(shape, reduced, spec) ||
+      numElements(y) != spec.outer * spec.inner)
+    return TargetLowering::Declined;
+  spec.name = nodeName(op);
+  std::vector<uint8_t> code;
+  if (ref::Status s = generateReduce(spec, code); s.failed())
+    return failed(op, s);
+  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+  // mlcc_reduce_args: src, dst.
+  ctx.callKernel(symbol,
+                 {ctx.address(ctx.buffer(x)), ctx.address(ctx.buffer(y))});
+  return TargetLowering::Lowered;
+}
+
+} // namespace mlcc::avx512
