@@ -12,22 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelUtils.h"
+#include "FusedEpilogue.h"
 
 namespace mlcc::ref {
 namespace {
-
-/// Runs the registered kernel `name` on `in`; its single output replaces
-/// `y`.
-Status runKernel(const char *name, const Attrs &attrs,
-                 const std::vector<Tensor> &in, Tensor &y) {
-  const KernelDef *def = KernelRegistry::get().find(name);
-  MLCC_CHECK(def && def->run, "attention: no reference kernel for ", name);
-  std::vector<Tensor> out(1);
-  MLCC_RETURN_IF_ERROR(def->run(attrs, in, out));
-  y = out[0];
-  return Status::success();
-}
 
 bool dimsMatch(int64_t a, int64_t b) { return isDyn(a) || isDyn(b) || a == b; }
 
@@ -95,19 +83,21 @@ Status runAttention(const Attrs &attrs, const std::vector<Tensor> &in,
   int64_t heads = attrs.getInt("num_heads", 0);
   float scale = attrs.getFloat("scale", 1.0f);
   Tensor scores;
-  MLCC_RETURN_IF_ERROR(runKernel(
-      "matmul", Attrs(),
+  MLCC_RETURN_IF_ERROR(fused::runRegistered(
+      "attention", "matmul", Attrs(),
       {splitHeads(q, heads, false), splitHeads(k, heads, true)}, scores));
   float *sv = scores.data<float>();
   for (int64_t i = 0, n = scores.numel(); i < n; ++i)
     sv[i] = sv[i] * scale;
   if (mask.present())
-    MLCC_RETURN_IF_ERROR(runKernel("add", Attrs(), {scores, mask}, scores));
-  MLCC_RETURN_IF_ERROR(
-      runKernel("softmax", Attrs{{"axis", int64_t{-1}}}, {scores}, scores));
+    MLCC_RETURN_IF_ERROR(fused::runRegistered("attention", "add", Attrs(),
+                                              {scores, mask}, scores));
+  MLCC_RETURN_IF_ERROR(fused::runRegistered(
+      "attention", "softmax", Attrs{{"axis", int64_t{-1}}}, {scores}, scores));
   Tensor ctx;
   MLCC_RETURN_IF_ERROR(
-      runKernel("matmul", Attrs(), {scores, splitHeads(v, heads, false)}, ctx));
+      fused::runRegistered("attention", "matmul", Attrs(),
+                           {scores, splitHeads(v, heads, false)}, ctx));
   // [B, H, S, D] -> [B, S, H*D]
   int64_t b = q.dim(0), s = q.dim(1), d = q.dim(2) / heads;
   const float *cv = ctx.data<float>();

@@ -8,30 +8,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelUtils.h"
+#include "FusedEpilogue.h"
 
 namespace mlcc::ref {
 namespace {
-
-/// Runs the registered kernel `name` on `in`; its first output replaces `y`
-/// (layer_norm's mean and inverse std-dev are not asked for).
-Status runKernel(const char *name, const Attrs &attrs,
-                 const std::vector<Tensor> &in, Tensor &y) {
-  const KernelDef *def = KernelRegistry::get().find(name);
-  MLCC_CHECK(def && def->run, "embed_layer_norm: no reference kernel for ",
-             name);
-  std::vector<Tensor> out(1);
-  MLCC_RETURN_IF_ERROR(def->run(attrs, in, out));
-  y = out[0];
-  return Status::success();
-}
 
 // Inputs: Ids [B, S] (integers), Table [V, D] f32, Addend broadcasting to
 // [B, S, D], Scale [D], B [D] or absent.
 Status inferEmbedLayerNorm(const Attrs &, const std::vector<ValueInfo> &in,
                            std::vector<ValueInfo> &out) {
-  MLCC_CHECK(in.size() == 5, "embed_layer_norm: expected inputs Ids, Table, "
-                             "Addend, Scale and B, got ",
+  MLCC_CHECK(in.size() == 5,
+             "embed_layer_norm: expected inputs Ids, Table, "
+             "Addend, Scale and B, got ",
              in.size());
   const ValueInfo &ids = in[0], &table = in[1];
   MLCC_CHECK(isSignedInt(ids.dtype) && ids.rank() == 2,
@@ -52,13 +40,16 @@ Status inferEmbedLayerNorm(const Attrs &, const std::vector<ValueInfo> &in,
 Status runEmbedLayerNorm(const Attrs &attrs, const std::vector<Tensor> &in,
                          std::vector<Tensor> &out) {
   Tensor e;
+  MLCC_RETURN_IF_ERROR(fused::runRegistered("embed_layer_norm", "gather",
+                                            Attrs{{"axis", int64_t{0}}},
+                                            {in[1], in[0]}, e));
   MLCC_RETURN_IF_ERROR(
-      runKernel("gather", Attrs{{"axis", int64_t{0}}}, {in[1], in[0]}, e));
-  MLCC_RETURN_IF_ERROR(runKernel("add", Attrs(), {e, in[2]}, e));
+      fused::runRegistered("embed_layer_norm", "add", Attrs(), {e, in[2]}, e));
   Attrs norm{{"axis", int64_t{-1}},
              {"epsilon", attrs.getFloat("epsilon", 1e-5f)}};
   out.resize(1);
-  return runKernel("layer_norm", norm, {e, in[3], in[4]}, out[0]);
+  return fused::runRegistered("embed_layer_norm", "layer_norm", norm,
+                              {e, in[3], in[4]}, out[0]);
 }
 
 } // namespace

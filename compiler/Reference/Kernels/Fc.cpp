@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FusedEpilogue.h"
 #include "ConvPoolUtils.h"
 
 #include <cfloat>
@@ -19,62 +20,6 @@ namespace mlcc::ref {
 namespace {
 
 using namespace nn;
-
-/// Runs the registered kernel `name` on `in`; its single output replaces
-/// `y`.
-Status runKernel(const char *name, const Attrs &attrs,
-                 const std::vector<Tensor> &in, Tensor &y) {
-  const KernelDef *def = KernelRegistry::get().find(name);
-  MLCC_CHECK(def && def->run, "fc: no reference kernel for ", name);
-  std::vector<Tensor> out(1);
-  MLCC_RETURN_IF_ERROR(def->run(attrs, in, out));
-  y = out[0];
-  return Status::success();
-}
-
-bool knownActivation(const std::string &a) {
-  for (const char *name : {"none", "relu", "leaky_relu", "clip", "sigmoid",
-                           "tanh", "silu", "gelu", "gelu_tanh", "hard_swish"})
-    if (a == name)
-      return true;
-  return false;
-}
-
-/// y = act(y), each activation as its graph op computes it.
-Status applyActivation(const Attrs &attrs, Tensor &y) {
-  std::string act = attrs.getString("activation", "none");
-  float alpha = attrs.getFloat("activation_alpha", 0.0f);
-  float beta = attrs.getFloat("activation_beta", 0.0f);
-  if (act == "none")
-    return Status::success();
-  if (act == "relu" && y.dtype() == DType::F32) {
-    float *v = y.data<float>();
-    for (int64_t i = 0, n = y.numel(); i < n; ++i)
-      v[i] = v[i] < 0.0f ? 0.0f : v[i]; // nan stays nan, as relu's kernel
-    return Status::success();
-  }
-  if (act == "relu" || act == "sigmoid" || act == "tanh" || act == "hard_swish")
-    return runKernel(act.c_str(), Attrs(), {y}, y);
-  if (act == "leaky_relu")
-    return runKernel("leaky_relu", Attrs{{"alpha", alpha}}, {y}, y);
-  if (act == "clip") {
-    Tensor lo(y.dtype(), {}), hi(y.dtype(), {});
-    lo.setDouble(0, alpha);
-    hi.setDouble(0, beta);
-    return runKernel("clip", Attrs(), {y, lo, hi}, y);
-  }
-  if (act == "silu") { // x * sigmoid(x), as Sigmoid then Mul
-    Tensor s;
-    MLCC_RETURN_IF_ERROR(runKernel("sigmoid", Attrs(), {y}, s));
-    return runKernel("mul", Attrs(), {y, s}, y);
-  }
-  if (act == "gelu" || act == "gelu_tanh")
-    return runKernel(
-        "gelu",
-        Attrs{{"approximate", std::string(act == "gelu" ? "none" : "tanh")}},
-        {y}, y);
-  return Status::error("fc: unknown activation '", act, "'");
-}
 
 //===----------------------------------------------------------------------===//
 // graph.fc
@@ -98,7 +43,7 @@ Status inferFc(const Attrs &attrs, const std::vector<ValueInfo> &in,
              "fc: X has shape ", shapeToString(x.shape), " but W is ",
              shapeToString(w.shape));
   std::string act = attrs.getString("activation", "none");
-  MLCC_CHECK(knownActivation(act), "fc: unknown activation '", act, "'");
+  MLCC_RETURN_IF_ERROR(fused::checkActivation("fc", act));
   out[0].dtype = x.dtype;
   out[0].shape.assign(x.shape.begin(), x.shape.end() - 1);
   out[0].shape.push_back(n);
@@ -128,12 +73,15 @@ Status runFc(const Attrs &attrs, const std::vector<Tensor> &in,
   const Tensor &x = in[0], &w = in[1], &b = in[2], &z = in[3];
   Tensor &y = out[0];
   if (y.dtype() != DType::F32) {
-    MLCC_RETURN_IF_ERROR(runKernel("matmul", Attrs(), {x, w}, y));
+    MLCC_RETURN_IF_ERROR(
+        fused::runRegistered("fc", "matmul", Attrs(), {x, w}, y));
     if (b.present())
-      MLCC_RETURN_IF_ERROR(runKernel("add", Attrs(), {y, b}, y));
+      MLCC_RETURN_IF_ERROR(
+          fused::runRegistered("fc", "add", Attrs(), {y, b}, y));
     if (z.present())
-      MLCC_RETURN_IF_ERROR(runKernel("add", Attrs(), {y, z}, y));
-    return applyActivation(attrs, y);
+      MLCC_RETURN_IF_ERROR(
+          fused::runRegistered("fc", "add", Attrs(), {y, z}, y));
+    return fused::applyActivation("fc", attrs, y);
   }
   // f32: the matmul kernel's product (the output starts at zero), then the
   // adds in place.
@@ -153,7 +101,7 @@ Status runFc(const Attrs &attrs, const std::vector<Tensor> &in,
           v = v + zv[i * n + j];
         yv[i * n + j] = v;
       }
-  return applyActivation(attrs, y);
+  return fused::applyActivation("fc", attrs, y);
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Passes.h"
+#include "PatternUtils.h"
 
 #include "GraphDialect.h"
 #include "mlcc/Reference/MlirBridge.h"
@@ -25,12 +26,6 @@ using namespace mlir;
 
 namespace mlcc::graph {
 namespace {
-
-bool constantF32(Value v, ref::Tensor &t) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  return c && c.getValue().getElementType().isF32() &&
-         tensorFromElementsAttr(c.getValue(), t).ok();
-}
 
 /// The batch norm's parameters as one affine map per channel: y * s[c] +
 /// t[c] after the fold, given the producer's bias `bias` (absent: 0).

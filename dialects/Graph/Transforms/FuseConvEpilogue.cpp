@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Passes.h"
+#include "PatternUtils.h"
 
 #include "GraphDialect.h"
 #include "mlcc/Reference/MlirBridge.h"
@@ -35,27 +36,6 @@ using namespace mlir;
 
 namespace mlcc::graph {
 namespace {
-
-/// The single user of `v`, or null.
-Operation *soleUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
-
-/// The operand of the binary op `op` that is not `v`; null when both are.
-Value otherOperand(Operation *op, Value v) {
-  Value a = op->getOperand(0), b = op->getOperand(1);
-  if (a == v && b != v)
-    return b;
-  if (b == v && a != v)
-    return a;
-  return {};
-}
-
-bool constantF32(Value v, ref::Tensor &t) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  return c && c.getValue().getElementType().isF32() &&
-         tensorFromElementsAttr(c.getValue(), t).ok();
-}
 
 bool isStatic(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());

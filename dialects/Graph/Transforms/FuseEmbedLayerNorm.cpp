@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Passes.h"
+#include "PatternUtils.h"
 
 #include "GraphDialect.h"
 #include "mlcc/Reference/MlirBridge.h"
@@ -28,13 +29,6 @@ using namespace mlir;
 
 namespace mlcc::graph {
 namespace {
-
-/// A constant f32 tensor.
-bool constantF32(Value v, ref::Tensor &t) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  return c && c.getValue().getElementType().isF32() &&
-         tensorFromElementsAttr(c.getValue(), t).ok();
-}
 
 /// The add's operand other than `v`, when it is a constant that broadcasts
 /// to `v`'s shape without changing it.

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Passes.h"
+#include "PatternUtils.h"
 
 #include "GraphDialect.h"
 #include "mlcc/Reference/MlirBridge.h"
@@ -30,22 +31,6 @@ namespace {
 bool isF32(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && t.getElementType().isF32();
-}
-
-bool constantF32(Value v, ref::Tensor &t) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  return c && c.getValue().getElementType().isF32() &&
-         tensorFromElementsAttr(c.getValue(), t).ok();
-}
-
-/// The single user of `v`, when it has exactly one use.
-Operation *soleUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
-
-/// The operand of the binary `add` that is not `v`.
-Value otherOperand(Operation *add, Value v) {
-  return add->getOperand(0) == v ? add->getOperand(1) : add->getOperand(0);
 }
 
 /// A constant that broadcasts against a [..., n] value as one row of n

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Passes.h"
+#include "PatternUtils.h"
 
 #include "GraphDialect.h"
 #include "mlcc/Reference/MlirBridge.h"
@@ -58,11 +59,6 @@ bool isExactly(Value v, double want) {
          tensorFromElementsAttr(c.getValue(), t).ok() && t.getDouble(0) == want;
 }
 
-/// The single user of `v`, when it has exactly one use.
-Operation *soleUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
-
 /// The ops of one candidate group, and the value they all compute from.
 struct Group {
   Value x;
@@ -77,15 +73,6 @@ struct Group {
     return true;
   }
 };
-
-/// If the commutative binary `op` has `v` as one operand, the other one.
-Value otherOperand(Operation *op, Value v) {
-  if (op->getOperand(0) == v)
-    return op->getOperand(1);
-  if (op->getOperand(1) == v)
-    return op->getOperand(0);
-  return nullptr;
-}
 
 /// Whether `op` is mul(v, 0.5), mul(0.5, v) or div(v, 2) for some v; that v
 /// in `v`.

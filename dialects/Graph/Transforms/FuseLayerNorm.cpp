@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Passes.h"
+#include "PatternUtils.h"
 
 #include "GraphDialect.h"
 #include "mlcc/Reference/MlirBridge.h"
@@ -34,20 +35,6 @@ using namespace mlir;
 
 namespace mlcc::graph {
 namespace {
-
-/// The single user of `v`, when it has exactly one use.
-Operation *soleUser(Value v) {
-  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-}
-
-/// If the commutative binary `op` has `v` as one operand, the other one.
-Value otherOperand(Operation *op, Value v) {
-  if (op->getOperand(0) == v)
-    return op->getOperand(1);
-  if (op->getOperand(1) == v)
-    return op->getOperand(0);
-  return nullptr;
-}
 
 /// The value of a one-element float constant.
 bool scalarConstant(Value v, double &value) {

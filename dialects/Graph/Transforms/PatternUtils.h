@@ -1,0 +1,40 @@
+//===- PatternUtils.h - Small matchers the fusion passes share --*- C++ -*-===//
+//
+// The questions every fusion pass asks while walking a group of ops: is
+// this value used once, what is the binary op's other operand, what is this
+// constant's data.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_DIALECTS_GRAPH_TRANSFORMS_PATTERNUTILS_H
+#define MLCC_DIALECTS_GRAPH_TRANSFORMS_PATTERNUTILS_H
+
+#include "GraphDialect.h"
+#include "mlcc/Reference/MlirBridge.h"
+
+namespace mlcc::graph {
+
+/// The single user of `v`, when it has exactly one use; else null.
+inline mlir::Operation *soleUser(mlir::Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+/// If the binary `op` has `v` as one operand, the other one; else null.
+inline mlir::Value otherOperand(mlir::Operation *op, mlir::Value v) {
+  if (op->getOperand(0) == v)
+    return op->getOperand(1);
+  if (op->getOperand(1) == v)
+    return op->getOperand(0);
+  return nullptr;
+}
+
+/// The data of `v` when it is a graph.constant of f32 elements.
+inline bool constantF32(mlir::Value v, ref::Tensor &t) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  return c && c.getValue().getElementType().isF32() &&
+         tensorFromElementsAttr(c.getValue(), t).ok();
+}
+
+} // namespace mlcc::graph
+
+#endif // MLCC_DIALECTS_GRAPH_TRANSFORMS_PATTERNUTILS_H
