@@ -20,6 +20,7 @@
 #include "Gemm.h"
 #include "KernelABI.h"
 #include "Normalization.h"
+#include "PackPanels.h"
 #include "SelectionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,50 +31,6 @@
 using namespace mlir;
 
 namespace mlcc::avx512 {
-
-namespace {
-
-Value indexConst(OpBuilder &b, Location loc, int64_t v) {
-  return b.create<arith::ConstantIndexOp>(loc, v);
-}
-
-/// packed[p][r][j] = load(r, 16p + j) (0 past column `cols`), the layout
-/// of packB() for a rows x cols matrix whose element `load` reads.
-void emitPack(OpBuilder &b, Location loc, Value packed, int64_t rows,
-              int64_t cols,
-              function_ref<Value(OpBuilder &, Location, Value, Value)> load) {
-  if (cols % kGemmPanel != 0) {
-    Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0));
-    b.create<linalg::FillOp>(loc, zero, packed);
-  }
-  int64_t panels = (cols + kGemmPanel - 1) / kGemmPanel;
-  Value c0 = indexConst(b, loc, 0), c1 = indexConst(b, loc, 1);
-  b.create<scf::ForOp>(
-      loc, c0, indexConst(b, loc, panels), c1, ValueRange{},
-      [&](OpBuilder &pb, Location l, Value p, ValueRange) {
-        Value first =
-            pb.create<arith::MulIOp>(l, p, indexConst(pb, l, kGemmPanel));
-        Value width = pb.create<arith::MinSIOp>(
-            l, indexConst(pb, l, kGemmPanel),
-            pb.create<arith::SubIOp>(l, indexConst(pb, l, cols), first));
-        pb.create<scf::ForOp>(
-            l, c0, indexConst(pb, l, rows), c1, ValueRange{},
-            [&](OpBuilder &rb, Location l2, Value r, ValueRange) {
-              rb.create<scf::ForOp>(
-                  l2, c0, width, c1, ValueRange{},
-                  [&](OpBuilder &jb, Location l3, Value j, ValueRange) {
-                    Value col = jb.create<arith::AddIOp>(l3, first, j);
-                    jb.create<memref::StoreOp>(l3, load(jb, l3, r, col), packed,
-                                               ValueRange{p, r, j});
-                    jb.create<scf::YieldOp>(l3);
-                  });
-              rb.create<scf::YieldOp>(l2);
-            });
-        pb.create<scf::YieldOp>(l);
-      });
-}
-
-} // namespace
 
 TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
                                SelectionState &) {
@@ -181,7 +138,7 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
       b.create<arith::MulIOp>(loc, hi, indexConst(b, loc, dim)); // h * D
 
   // K_bh^T (D x S): element (d, j) is K[b, j, hD + d], times the scale.
-  emitPack(
+  emitPackedPanels(
       b, loc, packedK, dim, seq,
       [&](OpBuilder &lb, Location l, Value d, Value j) -> Value {
         Value col = lb.create<arith::AddIOp>(l, headCol, d);
@@ -189,7 +146,7 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
         return scale == 1.0f ? x : lb.create<arith::MulFOp>(l, x, scaleValue);
       });
   // V_bh (S x D): element (j, d) is V[b, j, hD + d].
-  emitPack(
+  emitPackedPanels(
       b, loc, packedV, seq, dim,
       [&](OpBuilder &lb, Location l, Value j, Value d) -> Value {
         Value col = lb.create<arith::AddIOp>(l, headCol, d);

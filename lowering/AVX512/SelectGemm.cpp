@@ -14,6 +14,7 @@
 #include "ChunkedKernelCalls.h"
 #include "Gemm.h"
 #include "KernelABI.h"
+#include "PackPanels.h"
 #include "SelectionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -103,45 +104,14 @@ bool planFc(Operation *op, OpLoweringContext &ctx, GemmPlan &plan) {
   return true;
 }
 
-Value indexConst(OpBuilder &b, Location loc, int64_t v) {
-  return b.create<arith::ConstantIndexOp>(loc, v);
-}
-
-/// packed[p][k][j] = b[batch][k][16p + j] (0 past column N), the layout of
-/// packB(), for one batch of the [batches, K, N] memref `b`.
+/// Packs batch `batch` of the [batches, K, N] memref `bBatches`.
 void emitPackB(OpBuilder &b, Location loc, Value bBatches, Value batch,
                Value packed, int64_t k, int64_t n) {
-  if (n % kGemmPanel != 0) {
-    Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0));
-    b.create<linalg::FillOp>(loc, zero, packed);
-  }
-  int64_t panels = (n + kGemmPanel - 1) / kGemmPanel;
-  Value c0 = indexConst(b, loc, 0), c1 = indexConst(b, loc, 1);
-  b.create<scf::ForOp>(
-      loc, c0, indexConst(b, loc, panels), c1, ValueRange{},
-      [&](OpBuilder &pb, Location l, Value p, ValueRange) {
-        Value first = pb.create<arith::MulIOp>(
-            l, p, indexConst(pb, l, kGemmPanel));
-        Value width = pb.create<arith::MinSIOp>(
-            l, indexConst(pb, l, kGemmPanel),
-            pb.create<arith::SubIOp>(l, indexConst(pb, l, n), first));
-        pb.create<scf::ForOp>(
-            l, c0, indexConst(pb, l, k), c1, ValueRange{},
-            [&](OpBuilder &kb, Location l2, Value kk, ValueRange) {
-              kb.create<scf::ForOp>(
-                  l2, c0, width, c1, ValueRange{},
-                  [&](OpBuilder &jb, Location l3, Value j, ValueRange) {
-                    Value col = jb.create<arith::AddIOp>(l3, first, j);
-                    Value v = jb.create<memref::LoadOp>(
-                        l3, bBatches, ValueRange{batch, kk, col});
-                    jb.create<memref::StoreOp>(l3, v, packed,
-                                               ValueRange{p, kk, j});
-                    jb.create<scf::YieldOp>(l3);
-                  });
-              kb.create<scf::YieldOp>(l2);
-            });
-        pb.create<scf::YieldOp>(l);
-      });
+  emitPackedPanels(b, loc, packed, k, n,
+                   [&](OpBuilder &lb, Location l, Value kk, Value col) {
+                     return lb.create<memref::LoadOp>(
+                         l, bBatches, ValueRange{batch, kk, col});
+                   });
 }
 
 /// `buffer` seen as [rows, d1, d2] (a contiguous memref of that many

@@ -118,9 +118,8 @@ bool fuse(LayerNormalizationOp ln) {
                             ? ln.getEpsilonAttr().getValueAsDouble()
                             : 1e-5));
   op->getResult(0).replaceAllUsesWith(fused.getResult());
-  op->erase();
-  for (Operation *dead : group)
-    dead->erase();
+  group.push_back(op);
+  eraseGroup(group);
   return true;
 }
 

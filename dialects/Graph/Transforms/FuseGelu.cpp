@@ -213,18 +213,7 @@ void fuse(Group &g, Operation *last, StringRef approximate) {
   auto gelu = b.create<GeluOp>(last->getLoc(), g.x.getType(), g.x,
                                b.getStringAttr(approximate));
   last->getResult(0).replaceAllUsesWith(gelu.getResult());
-  // Users before producers: each op's only user is in the group.
-  SmallVector<Operation *> pending(g.ops.begin(), g.ops.end());
-  while (!pending.empty()) {
-    for (auto it = pending.begin(); it != pending.end();) {
-      if ((*it)->use_empty()) {
-        (*it)->erase();
-        it = pending.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
+  eraseGroup(g.ops);
 }
 
 /// Fuses the GELU around `core` (an erf or tanh op); false when it is not

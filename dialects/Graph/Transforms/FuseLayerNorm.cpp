@@ -210,17 +210,7 @@ void fuse(Match &m, int64_t cols, Type elementType) {
       b.create<LayerNormalizationOp>(loc, TypeRange{m.x.getType(), none, none},
                                      ValueRange{m.x, scale, bias}, attrs);
   m.last->getResult(0).replaceAllUsesWith(ln.getResult(0));
-  // Users before producers: every op's users are in the group.
-  SmallVector<Operation *> pending(m.ops.begin(), m.ops.end());
-  while (!pending.empty())
-    for (auto it = pending.begin(); it != pending.end();) {
-      if ((*it)->use_empty()) {
-        (*it)->erase();
-        it = pending.erase(it);
-      } else {
-        ++it;
-      }
-    }
+  eraseGroup(m.ops);
 }
 
 /// Fuses the layer norm whose mean is `mean`; the erased ops go into

@@ -35,6 +35,22 @@ inline bool constantF32(mlir::Value v, ref::Tensor &t) {
          tensorFromElementsAttr(c.getValue(), t).ok();
 }
 
+/// Erases the ops of a replaced group, in whatever order they are listed:
+/// each goes once nothing uses it. Every user of a group op must be in the
+/// group (or already gone).
+inline void eraseGroup(llvm::ArrayRef<mlir::Operation *> ops) {
+  llvm::SmallVector<mlir::Operation *> pending(ops.begin(), ops.end());
+  while (!pending.empty())
+    for (auto it = pending.begin(); it != pending.end();) {
+      if ((*it)->use_empty()) {
+        (*it)->erase();
+        it = pending.erase(it);
+      } else {
+        ++it;
+      }
+    }
+}
+
 } // namespace mlcc::graph
 
 #endif // MLCC_DIALECTS_GRAPH_TRANSFORMS_PATTERNUTILS_H
