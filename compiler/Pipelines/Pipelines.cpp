@@ -26,6 +26,9 @@ void buildSimplifyPipeline(OpPassManager &pm, const PipelineOptions &options) {
     fpm.addPass(graph::createFoldConstants());
   if (enabled("cse"))
     fpm.addPass(createCSEPass());
+  // Before the fusions: they match the layout ops this one leaves.
+  if (enabled("mlcc-simplify-layout-ops"))
+    fpm.addPass(graph::createSimplifyLayoutOps());
   // Before the epilogue fusions, which take graph.gelu as an activation.
   if (enabled("mlcc-fuse-layer-norm"))
     fpm.addPass(graph::createFuseLayerNorm());
@@ -34,6 +37,10 @@ void buildSimplifyPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // After mlcc-fuse-layer-norm, which forms the layer norm it ends in.
   if (enabled("mlcc-fuse-embed-layer-norm"))
     fpm.addPass(graph::createFuseEmbedLayerNorm());
+  // After mlcc-fuse-layer-norm; before mlcc-fuse-fc, which would take the
+  // residual add into a projection's epilogue.
+  if (enabled("mlcc-fuse-skip-layer-norm"))
+    fpm.addPass(graph::createFuseSkipLayerNorm());
   if (enabled("mlcc-fold-batch-norm"))
     fpm.addPass(graph::createFoldBatchNorm());
   if (enabled("mlcc-fuse-conv-epilogue"))
@@ -53,8 +60,10 @@ void registerPassesAndPipelines() {
   graph::registerGraphPasses();
   PassPipelineRegistration<>(
       "mlcc-simplify",
-      "Shape inference, constant folding, CSE, LayerNorm and GELU "
-      "recognition, embedding + layer norm, conv/gemm/matmul + batch-norm "
+      "Shape inference, constant folding, CSE, transpose/reshape "
+      "cancelling and sinking, LayerNorm and GELU "
+      "recognition, embedding + layer norm, residual add + layer norm, "
+      "conv/gemm/matmul + batch-norm "
       "folding, conv and fc epilogue fusion, attention fusion and dead-code "
       "elimination",
       [](OpPassManager &pm) { buildSimplifyPipeline(pm, PipelineOptions()); });

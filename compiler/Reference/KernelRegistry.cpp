@@ -23,6 +23,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerGeluKernels(r);
     registerAttentionKernels(r);
     registerEmbedLayerNormKernels(r);
+    registerSkipLayerNormKernels(r);
     return r;
   }();
   return registry;

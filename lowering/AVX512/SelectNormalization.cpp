@@ -3,6 +3,7 @@
 // Over the last axis only, which is where models put them (attention
 // scores, classifier logits, transformer hidden states): rows x cols with
 // every row contiguous. Other axes go to the portable lowering.
+// graph.skip_layer_norm is layer_norm's kernel reading a second row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,19 +46,26 @@ TargetLowering selectSoftmax(Operation *op, OpLoweringContext &ctx, bool log) {
   return TargetLowering::Lowered;
 }
 
-TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx) {
-  Value x = op->getOperand(0), scale = op->getOperand(1),
-        bias = op->getOperand(2), y = op->getResult(0);
+/// graph.layer_norm (X, Scale, B) or graph.skip_layer_norm (X, Skip,
+/// Scale, B).
+TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx,
+                               bool hasSkip) {
+  unsigned first = hasSkip ? 2 : 1;
+  Value x = op->getOperand(0), scale = op->getOperand(first),
+        bias = op->getOperand(first + 1), y = op->getResult(0);
   for (unsigned i = 1; i < op->getNumResults(); ++i)
     if (!isa<NoneType>(op->getResult(i).getType()))
       return TargetLowering::Declined;
   if (!isF32Tensor(x) || !isF32Tensor(scale) || !isLastAxis(op, x, -1))
+    return TargetLowering::Declined;
+  if (hasSkip && op->getOperand(1).getType() != x.getType())
     return TargetLowering::Declined;
   LayerNormSpec spec;
   spec.name = nodeName(op);
   spec.cols = shapeOf(x).back();
   spec.rows = spec.cols ? numElements(x) / spec.cols : 0;
   spec.epsilon = floatAttr(op, "epsilon", 1e-5f);
+  spec.skip = hasSkip;
   bool hasBias = !isa<NoneType>(bias.getType());
   if (spec.rows == 0 || numElements(scale) != spec.cols ||
       (hasBias && (!isF32Tensor(bias) || numElements(bias) != spec.cols)))
@@ -69,10 +77,13 @@ TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx) {
   Value beta = hasBias ? ctx.address(ctx.buffer(bias))
                        : ctx.addData(spec.name + "_zero_bias",
                                      bytesOf(std::vector<float>(spec.cols)));
-  // mlcc_layer_norm_args: src, gamma, beta, dst.
-  ctx.callKernel(symbol, {ctx.address(ctx.buffer(x)),
-                          ctx.address(ctx.buffer(scale)), beta,
-                          ctx.address(ctx.buffer(y))});
+  // mlcc_layer_norm_args: src, gamma, beta, dst, skip.
+  SmallVector<Value> args = {ctx.address(ctx.buffer(x)),
+                             ctx.address(ctx.buffer(scale)), beta,
+                             ctx.address(ctx.buffer(y))};
+  if (hasSkip)
+    args.push_back(ctx.address(ctx.buffer(op->getOperand(1))));
+  ctx.callKernel(symbol, args);
   return TargetLowering::Lowered;
 }
 
@@ -83,8 +94,8 @@ TargetLowering selectNormalization(Operation *op, OpLoweringContext &ctx,
   StringRef name = op->getName().stripDialect();
   if (name == "softmax" || name == "log_softmax")
     return selectSoftmax(op, ctx, name == "log_softmax");
-  if (name == "layer_norm")
-    return selectLayerNorm(op, ctx);
+  if (name == "layer_norm" || name == "skip_layer_norm")
+    return selectLayerNorm(op, ctx, name == "skip_layer_norm");
   return TargetLowering::Declined;
 }
 

@@ -149,12 +149,15 @@ typedef void (*mlcc_softmax_kernel_fn)(const mlcc_softmax_args *args);
 
 /** Arguments of a generated layer_norm over the last axis of the [rows,
  *  cols] f32 src: dst = (src - mean) / sqrt(var + epsilon) * gamma + beta,
- *  with gamma and beta [cols]; dims and epsilon are baked into the code. */
+ *  with gamma and beta [cols]; dims and epsilon are baked into the code.
+ *  A skip_layer_norm kernel normalises src + skip ([rows, cols]); the
+ *  others ignore skip. */
 typedef struct mlcc_layer_norm_args {
   const float *src;
   const float *gamma;
   const float *beta;
   float *dst;
+  const float *skip;
 } mlcc_layer_norm_args;
 
 typedef void (*mlcc_layer_norm_kernel_fn)(const mlcc_layer_norm_args *args);
@@ -220,6 +223,26 @@ _Static_assert(offsetof(mlcc_conv_args, weights) == 8, "conv ABI");
 _Static_assert(offsetof(mlcc_conv_args, bias) == 16, "conv ABI");
 _Static_assert(offsetof(mlcc_conv_args, dst) == 24, "conv ABI");
 _Static_assert(offsetof(mlcc_conv_args, residual) == 32, "conv ABI");
+#endif
+
+/*===----------------------------------------------------------------------===*\
+|* F32 stencils, graph.stencil (lowering/AVX512/Kernels/Stencil.h)            *|
+\*===----------------------------------------------------------------------===*/
+
+/** Arguments of a generated stencil: src is the f32 input, dst the output
+ *  (f32, or i64 window indices for argmin/argmax); the shapes and the
+ *  weights are baked into the code. */
+typedef struct mlcc_stencil_args {
+  const float *src;
+  void *dst;
+} mlcc_stencil_args;
+
+typedef void (*mlcc_stencil_kernel_fn)(const mlcc_stencil_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_stencil_args, dst) == 8, "stencil ABI");
+#else
+_Static_assert(offsetof(mlcc_stencil_args, dst) == 8, "stencil ABI");
 #endif
 
 #ifdef __cplusplus

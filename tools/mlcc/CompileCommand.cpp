@@ -51,7 +51,11 @@ OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
   PassManager pm(&ctx);
   if (options.printIRAfterAll) {
     ctx.disableMultithreading();
-    pm.enableIRPrinting();
+    // As mlir-opt's flag: after every pass, changed or not; never before.
+    pm.enableIRPrinting(
+        /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
+        /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
   }
   if (options.timing)
     pm.enableTiming();

@@ -74,10 +74,7 @@ Value activation(OpBuilder &b, Location loc, Operation *op, Value x) {
 /// graph.fused_conv: conv, then add of the residual, then the activation.
 FailureOr<Value> decomposeFusedConv(FusedConvOp op, OpBuilder &b) {
   auto act = op->getAttrOfType<StringAttr>("activation");
-  static const char *const known[] = {
-      "none", "relu", "leaky_relu", "clip",      "sigmoid",
-      "tanh", "silu", "gelu",       "gelu_tanh", "hard_swish"};
-  if (act && !llvm::is_contained(known, act.getValue()))
+  if (act && !llvm::is_contained(fusedActivations(), act.getValue()))
     return failure();
   Location loc = op.getLoc();
   Type type = op.getResult().getType();
@@ -168,6 +165,22 @@ FailureOr<Value> decomposeEmbedLayerNorm(EmbedLayerNormOp op, OpBuilder &b) {
       .getResult(0);
 }
 
+/// graph.skip_layer_norm: add, layer_norm.
+FailureOr<Value> decomposeSkipLayerNorm(SkipLayerNormOp op, OpBuilder &b) {
+  Type type = op.getResult().getType();
+  Location loc = op.getLoc();
+  Value sum = create(b, loc, "add", {op.getX(), op.getSkip()}, type);
+  Type none = b.getNoneType();
+  NamedAttribute attrs[] = {
+      b.getNamedAttr("axis", b.getI64IntegerAttr(-1)),
+      b.getNamedAttr("epsilon", op.getEpsilonAttr())};
+  return b
+      .create<LayerNormalizationOp>(loc, TypeRange{type, none, none},
+                                    ValueRange{sum, op.getScale(), op.getB()},
+                                    attrs)
+      .getResult(0);
+}
+
 } // namespace
 
 FailureOr<Value> decomposeFusedOp(Operation *op, OpBuilder &b) {
@@ -177,6 +190,8 @@ FailureOr<Value> decomposeFusedOp(Operation *op, OpBuilder &b) {
     return decomposeAttention(attention, b);
   if (auto embed = dyn_cast<EmbedLayerNormOp>(op))
     return decomposeEmbedLayerNorm(embed, b);
+  if (auto skip = dyn_cast<SkipLayerNormOp>(op))
+    return decomposeSkipLayerNorm(skip, b);
   return failure();
 }
 

@@ -35,6 +35,9 @@ const OnnxOpInfo *lookupOnnxOp(llvm::StringRef onnxName);
 const OnnxOpInfo *lookupOnnxOpByMnemonic(llvm::StringRef mnemonic);
 llvm::ArrayRef<OnnxOpInfo> allOnnxOps();
 
+/// The activations a fused op's epilogue may apply (GraphFusedOps.td).
+llvm::ArrayRef<llvm::StringLiteral> fusedActivations();
+
 } // namespace mlcc::graph
 
 #endif // MLCC_DIALECTS_GRAPH_IR_GRAPHDIALECT_H

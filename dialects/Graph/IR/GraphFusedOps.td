@@ -20,9 +20,12 @@
 include "GraphBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+// Their verifiers (GraphFusedOpVerifiers.cpp) check the attributes and the
+// static shapes a backend relies on.
 class Graph_FusedOp<string mnemonic, list<Trait> traits = []>
     : Graph_Op<mnemonic, !listconcat([Pure], traits)> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 // graph.gelu
@@ -161,6 +164,34 @@ def Graph_EmbedLayerNormOp : Graph_FusedOp<"embed_layer_norm"> {
     AnyTensor:$Ids,
     AnyTensor:$Table,
     AnyTensor:$Addend,
+    AnyTensor:$Scale,
+    AnyTensorOrNone:$B,
+    DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon
+  );
+  let results = (outs AnyTensor:$Y);
+}
+
+// graph.skip_layer_norm
+def Graph_SkipLayerNormOp : Graph_FusedOp<"skip_layer_norm"> {
+  let summary = "Residual add and layer norm: layer_norm(X + Skip)";
+  let description = [{
+    Y = layer_norm(X + Skip, Scale, B) over the last axis: `X` and `Skip`
+    have the same shape, `Scale` and `B` are [D] (`B` may be `none`). The
+    transformer block's "add & norm" (the skip connection around attention
+    and the feed-forward block); formed by mlcc-fuse-skip-layer-norm from
+    Add + LayerNormalization, so the sum is never a separate pass over
+    memory.
+
+    Example:
+    ```mlir
+    %y = graph.skip_layer_norm %x, %skip, %gamma, %beta {epsilon = 1.0e-12 : f32}
+        : (tensor<1x128x768xf32>, tensor<1x128x768xf32>, tensor<768xf32>,
+           tensor<768xf32>) -> tensor<1x128x768xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyTensor:$X,
+    AnyTensor:$Skip,
     AnyTensor:$Scale,
     AnyTensorOrNone:$B,
     DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon

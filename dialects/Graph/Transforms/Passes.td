@@ -151,4 +151,33 @@ def FuseEmbedLayerNorm : Pass<"mlcc-fuse-embed-layer-norm",
   }];
 }
 
+def FuseSkipLayerNorm : Pass<"mlcc-fuse-skip-layer-norm",
+                             "mlir::func::FuncOp"> {
+  let summary = "Fuses a residual add into the layer norm that follows it";
+  let description = [{
+    layer_norm(add(a, b)) over the last axis, with f32 a and b of the same
+    static shape, becomes graph.skip_layer_norm(a, b, Scale, B): the sum is
+    formed in the normalisation's first pass. Only when the add has no
+    other user and the layer norm's mean and inverse std-dev results are
+    unused.
+  }];
+}
+
+def SimplifyLayoutOps : Pass<"mlcc-simplify-layout-ops",
+                             "mlir::func::FuncOp"> {
+  let summary = "Cancels, merges and sinks transposes and reshapes";
+  let description = [{
+    With static shapes: a chain of reshape, flatten, squeeze and unsqueeze
+    becomes one reshape to the last shape, or nothing when that is the
+    input's shape; transpose(transpose(x, p1), p2) becomes
+    transpose(x, p1[p2[i]]), or x for the identity. A transpose on every
+    non-scalar operand of an elementwise op (same perm, each used only
+    there) moves below it when that takes it on to another transpose.
+    concat(transpose(a, p), transpose(b, p), axis) becomes
+    transpose(concat(a, b, p[axis]), p), and a concat of flattens of inputs
+    that differ in the first dim of the concatenated group becomes a
+    flatten of their concat. Data movement only: bit-identical results.
+  }];
+}
+
 #endif // MLCC_GRAPH_PASSES

@@ -6,7 +6,9 @@
 //   softmax      max; exp(x - max) stored and summed; dst *= 1 / sum
 //   log_softmax  max; sum of exp(x - max); dst = (x - max) - log(sum)
 //   layer_norm   sum; sum of (x - mean)^2; (x - mean) * rstd * gamma + beta,
-//                all on x - x[0] (see layerNormRow)
+//                all on x - x[0] (see layerNormRow); with a skip input
+//                (skip_layer_norm) x = src + skip, formed by the first pass,
+//                which stores it to dst for the later passes of long rows
 // Subtracting the max first keeps exp's argument <= 0, so no input
 // overflows; the two-pass variance does not cancel as E[x^2] - E[x]^2 does.
 // log(sum) has no injector op: the kernel splits sum >= 1 into 2^e m with
@@ -22,7 +24,7 @@
 // Register plan:
 //   rdi  args        rsi  src row     rdx  dst row    r8   row counter
 //   rax  byte offset in the row (the loop of long rows)
-//   rcx  gamma       r9   beta        (layer_norm)
+//   rcx  gamma       r9   beta        r10  skip row   (layer_norm)
 //   zmm0 max or mean (of x - x[0])   zmm1 sum, 1 / sum, log(sum) or rstd
 //   zmm2-zmm5 accumulators, then scratch
 //   zmm6-zmm17 four exp lanes (value and two temps each)
@@ -77,9 +79,10 @@ struct Vec {
 class NormKernel : public JitGenerator {
 public:
   NormKernel(std::vector<uint8_t> &buffer, Kind kind, int64_t rows,
-             int64_t cols, float epsilon, const std::vector<uint32_t> &preload)
+             int64_t cols, float epsilon, bool skip,
+             const std::vector<uint32_t> &preload)
       : JitGenerator(buffer), kind_(kind), rows_(rows), cols_(cols),
-        epsilon_(epsilon), vectors_((cols + kF32Lanes - 1) / kF32Lanes),
+        epsilon_(epsilon), skip_(skip), vectors_((cols + kF32Lanes - 1) / kF32Lanes),
         rem_(static_cast<int>(cols % kF32Lanes)),
         resident_(vectors_ <= kResidentVectors), preload_(preload),
         injector_(*this) {}
@@ -98,6 +101,7 @@ private:
   const Kind kind_;
   const int64_t rows_, cols_;
   const float epsilon_;
+  const bool skip_;
   const int64_t vectors_;
   const int rem_;
   const bool resident_;
@@ -106,7 +110,7 @@ private:
 
   const Xbyak::Reg64 regArgs_ = rdi, regSrc_ = rsi, regDst_ = rdx,
                      regRows_ = r8, regOff_ = rax, regGamma_ = rcx,
-                     regBeta_ = r9;
+                     regBeta_ = r9, regSkip_ = r10;
   const Zmm stat0_ = zmm0, stat1_ = zmm1, pivot_ = zmm18;
   const Xbyak::Opmask kTail_ = k1;
 
@@ -139,11 +143,12 @@ private:
     return scratch;
   }
   /// layer_norm: x - x[0] in a register: the row register (short rows) or
-  /// `scratch`, computed now.
+  /// `scratch`, computed now from src, or from dst where the first pass
+  /// stored src + skip.
   Zmm shifted(const Vec &v, const Zmm &scratch) {
     if (resident_)
       return rowReg(v.j);
-    vmovups(zeroMasked(scratch, v), mem(regSrc_, v));
+    vmovups(zeroMasked(scratch, v), mem(skip_ ? regDst_ : regSrc_, v));
     vsubps(scratch, scratch, pivot_);
     return scratch;
   }
@@ -308,11 +313,24 @@ void NormKernel::layerNormRow() {
   // Statistics of x - x[0]: the differences are exact or nearly (Sterbenz)
   // and small, so an offset row (x = 80 + noise) keeps its noise's digits,
   // which a mean of 80.xx rounded to f32 would not.
-  vbroadcastss(pivot_, ptr[regSrc_]);
+  if (skip_) {
+    const Xbyak::Xmm first = Xbyak::Xmm(pivot_.getIdx());
+    vmovss(first, ptr[regSrc_]);
+    vaddss(first, first, ptr[regSkip_]);
+    vbroadcastss(pivot_, first);
+  } else {
+    vbroadcastss(pivot_, ptr[regSrc_]);
+  }
   initAccs(0.0f);
   forEachVector([&](const Vec &v) {
     Zmm d = resident_ ? rowReg(v.j) : lane(v.u).x;
     vmovups(zeroMasked(d, v), mem(regSrc_, v));
+    if (skip_) {
+      // Rounded once, as the add the op replaces rounds it.
+      vaddps(zeroMasked(d, v), d, mem(regSkip_, v));
+      if (!resident_)
+        store(v, d);
+    }
     vsubps(zeroMasked(d, v), d, pivot_); // masked lanes stay 0
     vaddps(acc(v.u), acc(v.u), d);
   });
@@ -357,6 +375,9 @@ void NormKernel::generate() {
                                        offsetof(mlcc_layer_norm_args, beta))]);
       mov(regDst_, ptr[regArgs_ +
                        static_cast<int>(offsetof(mlcc_layer_norm_args, dst))]);
+      if (skip_)
+        mov(regSkip_, ptr[regArgs_ + static_cast<int>(offsetof(
+                                         mlcc_layer_norm_args, skip))]);
     } else {
       mov(regSrc_,
           ptr[regArgs_ + static_cast<int>(offsetof(mlcc_softmax_args, src))]);
@@ -376,6 +397,8 @@ void NormKernel::generate() {
       softmaxRow();
     add(regSrc_, static_cast<uint32_t>(4 * cols_));
     add(regDst_, static_cast<uint32_t>(4 * cols_));
+    if (skip_)
+      add(regSkip_, static_cast<uint32_t>(4 * cols_));
     dec(regRows_);
     jnz(loop, T_NEAR);
   }
@@ -396,14 +419,14 @@ Status validate(const std::string &name, DType dtype, int64_t rows,
 /// Generates into a scratch buffer, growing it until the code fits. Returns
 /// the constants by use when `usage` is set.
 Status emit(const std::string &name, Kind kind, int64_t rows, int64_t cols,
-            float epsilon, const std::vector<uint32_t> &preload,
+            float epsilon, bool skip, const std::vector<uint32_t> &preload,
             std::vector<uint8_t> &code, std::vector<uint32_t> *usage) {
   constexpr size_t kMaxCode = size_t(64) << 20;
   for (size_t size = size_t(16) << 10;; size *= 4) {
     std::vector<uint8_t> buffer(size);
     // Xbyak keeps the first error of the thread: start clean.
     Xbyak::ClearError();
-    NormKernel kernel(buffer, kind, rows, cols, epsilon, preload);
+    NormKernel kernel(buffer, kind, rows, cols, epsilon, skip, preload);
     kernel.generate();
     if (JitGenerator::codeTooBig() && size < kMaxCode)
       continue;
@@ -415,17 +438,18 @@ Status emit(const std::string &name, Kind kind, int64_t rows, int64_t cols,
 }
 
 Status generateNorm(const std::string &name, Kind kind, int64_t rows,
-                    int64_t cols, float epsilon, std::vector<uint8_t> &code) {
+                    int64_t cols, float epsilon, bool skip,
+                    std::vector<uint8_t> &code) {
   // First pass: which constants the code asks for, most used (the exp in
   // the loops) first; the second keeps those in the spare registers.
   std::vector<uint32_t> preload;
   std::vector<uint8_t> scratch;
   MLCC_RETURN_IF_ERROR(
-      emit(name, kind, rows, cols, epsilon, {}, scratch, &preload));
+      emit(name, kind, rows, cols, epsilon, skip, {}, scratch, &preload));
   size_t spare = static_cast<size_t>(NormKernel::freeRegisters(cols));
   if (preload.size() > spare)
     preload.resize(spare);
-  return emit(name, kind, rows, cols, epsilon, preload, code, nullptr);
+  return emit(name, kind, rows, cols, epsilon, skip, preload, code, nullptr);
 }
 
 } // namespace
@@ -434,7 +458,7 @@ Status generateSoftmax(const SoftmaxSpec &spec, std::vector<uint8_t> &code) {
   code.clear();
   MLCC_RETURN_IF_ERROR(validate(spec.name, spec.dtype, spec.rows, spec.cols));
   return generateNorm(spec.name, spec.log ? Kind::LogSoftmax : Kind::Softmax,
-                      spec.rows, spec.cols, 0.0f, code);
+                      spec.rows, spec.cols, 0.0f, /*skip=*/false, code);
 }
 
 Status generateLayerNorm(const LayerNormSpec &spec,
@@ -444,7 +468,7 @@ Status generateLayerNorm(const LayerNormSpec &spec,
   MLCC_CHECK(std::isfinite(spec.epsilon) && spec.epsilon >= 0.0f, spec.name,
              ": epsilon ", spec.epsilon, " must be finite and >= 0");
   return generateNorm(spec.name, Kind::LayerNorm, spec.rows, spec.cols,
-                      spec.epsilon, code);
+                      spec.epsilon, spec.skip, code);
 }
 
 } // namespace mlcc::avx512

@@ -46,6 +46,8 @@ struct LayerNormSpec {
   int64_t rows = 1, cols = 1;
   /// Added to the variance before the square root; finite, >= 0.
   float epsilon = 1e-5f;
+  /// skip_layer_norm: normalise src + skip (args.skip, [rows, cols]).
+  bool skip = false;
 };
 
 /// Generate the kernel's machine code into `code` (plain bytes, position

@@ -120,6 +120,7 @@ void registerPortableFused(PortableRegistry &registry) {
   registry["graph.fused_conv"] = lowerDecomposed;
   registry["graph.attention"] = lowerDecomposed;
   registry["graph.embed_layer_norm"] = lowerDecomposed;
+  registry["graph.skip_layer_norm"] = lowerDecomposed;
 }
 
 } // namespace mlcc::portable

@@ -12,6 +12,8 @@
 
 #include "NNUtils.h"
 
+#include "GraphDialect.h"
+
 using namespace mlir;
 
 namespace mlcc::portable {
@@ -50,12 +52,7 @@ Value sigmoid(OpBuilder &b, Location loc, Value v) {
                                  b.create<arith::AddFOp>(loc, one, e));
 }
 
-/// The activations of GraphFusedOps.td.
-constexpr StringLiteral kActivations[] = {
-    "none", "relu", "leaky_relu", "clip",      "sigmoid",
-    "tanh", "silu", "gelu",       "gelu_tanh", "hard_swish"};
-
-/// The activation `name` (one of kActivations) applied to the f32 `v`.
+/// The activation `name` (one of graph::fusedActivations()) applied to the f32 `v`.
 Value activate(OpBuilder &b, Location loc, StringRef name, double alpha,
                double beta, Value v) {
   Type f32 = b.getF32Type();
@@ -126,7 +123,7 @@ LogicalResult lowerFc(PortableOp &p) {
                     ws = shapeOf(op->getOperand(1));
   if (xs.size() < 2 || ws.size() != 2 || xs.back() != ws[0])
     return op->emitError("fc: X must be [..., K] and W [K, N]");
-  if (!llvm::is_contained(kActivations, StringRef(act)))
+  if (!llvm::is_contained(graph::fusedActivations(), StringRef(act)))
     return op->emitError("fc: unknown activation '") << act << "'";
   int64_t k = ws[0], n = ws[1];
   int64_t rows = numElements(xs.drop_back());

@@ -74,22 +74,28 @@ std::vector<float> runSoftmax(const std::vector<uint8_t> &code,
   return inPlace ? src.values() : dst.values();
 }
 
+/// `skip` empty: a layer_norm kernel; else skip_layer_norm's second input.
+/// `inPlace`: dst is src.
 std::vector<float> runLayerNorm(const std::vector<uint8_t> &code,
                                 const std::vector<float> &x,
                                 const std::vector<float> &gamma,
                                 const std::vector<float> &beta,
-                                size_t offset = 0) {
+                                size_t offset = 0,
+                                const std::vector<float> &skip = {},
+                                bool inPlace = false) {
   ExecutableBuffer exec(code, offset);
   REQUIRE(exec.ok());
-  GuardedArray<float> src(x), g(gamma), b(beta);
+  GuardedArray<float> src(x), g(gamma), b(beta), s(skip);
   GuardedArray<float> dst(x.size());
   REQUIRE(src.ok());
   REQUIRE(g.ok());
   REQUIRE(b.ok());
   REQUIRE(dst.ok());
-  mlcc_layer_norm_args args = {src.data(), g.data(), b.data(), dst.data()};
+  mlcc_layer_norm_args args = {src.data(), g.data(), b.data(),
+                               inPlace ? src.data() : dst.data(),
+                               skip.empty() ? nullptr : s.data()};
   exec.function<mlcc_layer_norm_kernel_fn>()(&args);
-  return dst.values();
+  return inPlace ? src.values() : dst.values();
 }
 
 std::vector<float> referenceSoftmax(const SoftmaxSpec &spec,
@@ -104,15 +110,19 @@ std::vector<float> referenceSoftmax(const SoftmaxSpec &spec,
 std::vector<float> referenceLayerNorm(const LayerNormSpec &spec,
                                       const std::vector<float> &x,
                                       const std::vector<float> &gamma,
-                                      const std::vector<float> &beta) {
+                                      const std::vector<float> &beta,
+                                      const std::vector<float> &skip = {}) {
   ref::Attrs attrs;
   attrs.set("axis", int64_t(-1));
   attrs.set("epsilon", spec.epsilon);
-  return runReference(
-      "layer_norm", attrs,
-      {ref::Tensor::fromBytes(DType::F32, {spec.rows, spec.cols}, x.data()),
-       ref::Tensor::fromBytes(DType::F32, {spec.cols}, gamma.data()),
-       ref::Tensor::fromBytes(DType::F32, {spec.cols}, beta.data())});
+  std::vector<ref::Tensor> in = {
+      ref::Tensor::fromBytes(DType::F32, {spec.rows, spec.cols}, x.data())};
+  if (spec.skip)
+    in.push_back(
+        ref::Tensor::fromBytes(DType::F32, {spec.rows, spec.cols}, skip.data()));
+  in.push_back(ref::Tensor::fromBytes(DType::F32, {spec.cols}, gamma.data()));
+  in.push_back(ref::Tensor::fromBytes(DType::F32, {spec.cols}, beta.data()));
+  return runReference(spec.skip ? "skip_layer_norm" : "layer_norm", attrs, in);
 }
 
 void compare(const std::string &what, const std::vector<float> &got,
@@ -145,11 +155,13 @@ SoftmaxSpec softmaxSpec(bool log, int64_t rows, int64_t cols) {
   return spec;
 }
 
-LayerNormSpec layerNormSpec(int64_t rows, int64_t cols, float eps = 1e-5f) {
+LayerNormSpec layerNormSpec(int64_t rows, int64_t cols, float eps = 1e-5f,
+                            bool skip = false) {
   LayerNormSpec spec;
   spec.rows = rows;
   spec.cols = cols;
   spec.epsilon = eps;
+  spec.skip = skip;
   return spec;
 }
 
@@ -163,14 +175,24 @@ void checkSoftmax(const SoftmaxSpec &spec, float lo, float hi, unsigned seed) {
 
 void checkLayerNorm(const LayerNormSpec &spec, float lo, float hi,
                     unsigned seed) {
-  std::string what = describe("layer_norm", spec.rows, spec.cols);
+  std::string what = describe(spec.skip ? "skip_layer_norm" : "layer_norm",
+                              spec.rows, spec.cols);
   INFO(what);
-  std::vector<float> x =
-      randomValues(static_cast<size_t>(spec.rows * spec.cols), lo, hi, seed);
+  size_t n = static_cast<size_t>(spec.rows * spec.cols);
+  std::vector<float> x = randomValues(n, lo, hi, seed);
   std::vector<float> gamma = randomValues(spec.cols, -2.0f, 2.0f, seed + 1);
   std::vector<float> beta = randomValues(spec.cols, -1.0f, 1.0f, seed + 2);
-  compare(what, runLayerNorm(generate(spec), x, gamma, beta),
-          referenceLayerNorm(spec, x, gamma, beta));
+  // The skip half the input's spread: the sum keeps the input's offset.
+  std::vector<float> skip;
+  if (spec.skip)
+    skip = randomValues(n, -(hi - lo) / 4, (hi - lo) / 4, seed + 3);
+  std::vector<float> want = referenceLayerNorm(spec, x, gamma, beta, skip);
+  std::vector<uint8_t> code = generate(spec);
+  compare(what, runLayerNorm(code, x, gamma, beta, 0, skip), want);
+  // In place, as the arena planner may place it: long rows store the sum
+  // into dst in their first pass and read it back.
+  compare(what + " in place",
+          runLayerNorm(code, x, gamma, beta, 0, skip, /*inPlace=*/true), want);
 }
 
 //===----------------------------------------------------------------------===//
@@ -217,6 +239,19 @@ TEST_CASE("layer_norm matches the reference at every row length",
       // An offset 20x the spread: E[x^2] - E[x]^2 would lose ~9 bits.
       checkLayerNorm(layerNormSpec(rows, cols), 78.0f, 82.0f, seed += 3);
       checkLayerNorm(layerNormSpec(rows, cols, 0.5f), -1.0f, 1.0f, seed += 3);
+    }
+}
+
+TEST_CASE("skip_layer_norm matches the reference at every row length",
+          "[avx512][normalization]") {
+  MLCC_REQUIRE_AVX512F();
+  unsigned seed = 600;
+  for (int64_t rows : kRows)
+    for (int64_t cols : kCols) {
+      checkLayerNorm(layerNormSpec(rows, cols, 1e-5f, true), -2.0f, 2.0f,
+                     seed += 4);
+      checkLayerNorm(layerNormSpec(rows, cols, 1e-12f, true), 78.0f, 82.0f,
+                     seed += 4);
     }
 }
 

@@ -171,3 +171,70 @@ func.func @softmax_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = graph.softmax %x {axis = -3 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+
+// -----
+
+// Fused ops: the activation is one the kernels know.
+func.func @fc_activation(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %none = graph.none
+  // expected-error @+1 {{unknown activation 'swish2'}}
+  %y = graph.fc %x, %w, %none, %none {activation = "swish2"} : (tensor<2x4xf32>, tensor<4x3xf32>, none, none) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// fc: the bias has N elements.
+func.func @fc_bias(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  %none = graph.none
+  // expected-error @+1 {{bias B has 4 elements, expected 3}}
+  %y = graph.fc %x, %w, %b, %none : (tensor<2x4xf32>, tensor<4x3xf32>, tensor<4xf32>, none) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// fused_conv: the residual has the result's shape.
+func.func @fused_conv_residual(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>, %z: tensor<1x3x4x5xf32>) -> tensor<1x3x4x4xf32> {
+  %none = graph.none
+  // expected-error @+1 {{residual Z has shape 'tensor<1x3x4x5xf32>', expected that of 'tensor<1x3x4x4xf32>'}}
+  %y = graph.fused_conv %x, %w, %none, %z {activation = "relu"} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>, none, tensor<1x3x4x5xf32>) -> tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// attention: the heads divide the hidden size.
+func.func @attention_heads(%q: tensor<1x8x30xf32>) -> tensor<1x8x30xf32> {
+  %none = graph.none
+  // expected-error @+1 {{Q's last dim 30 is not divisible by num_heads 4}}
+  %y = graph.attention %q, %q, %q, %none {num_heads = 4 : i64} : (tensor<1x8x30xf32>, tensor<1x8x30xf32>, tensor<1x8x30xf32>, none) -> tensor<1x8x30xf32>
+  return %y : tensor<1x8x30xf32>
+}
+
+// -----
+
+// skip_layer_norm: the skip has X's shape; epsilon is not negative.
+func.func @skip_shape(%x: tensor<2x8xf32>, %s: tensor<1x8xf32>, %g: tensor<8xf32>) -> tensor<2x8xf32> {
+  %none = graph.none
+  // expected-error @+1 {{Skip has shape 'tensor<1x8xf32>', expected that of 'tensor<2x8xf32>'}}
+  %y = graph.skip_layer_norm %x, %s, %g, %none : (tensor<2x8xf32>, tensor<1x8xf32>, tensor<8xf32>, none) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @skip_epsilon(%x: tensor<2x8xf32>, %g: tensor<8xf32>) -> tensor<2x8xf32> {
+  %none = graph.none
+  // expected-error @+1 {{epsilon must be finite and >= 0, got -1.000000e+00}}
+  %y = graph.skip_layer_norm %x, %x, %g, %none {epsilon = -1.0 : f32} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<8xf32>, none) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @gelu_mode(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{approximate must be 'none' or 'tanh', got 'fast'}}
+  %y = graph.gelu %x {approximate = "fast"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

@@ -91,6 +91,7 @@ void registerFusedConvKernels(KernelRegistry &r); // graph.fused_conv
 void registerGeluKernels(KernelRegistry &r);      // graph.gelu
 void registerAttentionKernels(KernelRegistry &r); // graph.attention
 void registerEmbedLayerNormKernels(KernelRegistry &r); // graph.embed_layer_norm
+void registerSkipLayerNormKernels(KernelRegistry &r);  // graph.skip_layer_norm
 
 } // namespace mlcc::ref
 
