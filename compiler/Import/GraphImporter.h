@@ -57,6 +57,12 @@ public:
   /// by --dim, others dynamic); null when unsupported, with an error naming
   /// `what` unless it is empty.
   mlir::Type typeOf(const onnx::TypeProto &type, const std::string &what);
+  /// The type the model declares for value `name` (graph output or
+  /// value_info), or null.
+  mlir::Type declaredType(const std::string &name);
+  /// `inferred` with its dynamic dims taken from the declared type of
+  /// `name` where that one is static.
+  mlir::Type refineWithDeclared(mlir::Type inferred, const std::string &name);
 
   /// Records an error about `node`.
   void nodeError(const onnx::NodeProto &node, const std::string &message);

@@ -233,9 +233,15 @@ bool GraphImporter::importLoop(const onnx::NodeProto &node, NameScope &scope) {
     b.create<graph::YieldOp>(loc, yielded);
   }
   SmallVector<Type> resultTypes(carriedTypes);
+  // A scan output's length is the number of trips, known when the loop
+  // runs; the model's declared output shape may fix it.
   for (size_t j = 0; j < numScan; ++j) {
     Value v = bodyBlock->getTerminator()->getOperand(2 + numCarried + j);
-    resultTypes.push_back(stackedType(v.getType(), ShapedType::kDynamic));
+    Type stacked = stackedType(v.getType(), ShapedType::kDynamic);
+    size_t out = numCarried + j;
+    if (out < static_cast<size_t>(node.output_size()))
+      stacked = refineWithDeclared(stacked, node.output(out));
+    resultTypes.push_back(stacked);
   }
   auto loop = b.create<graph::WhileOp>(loc, resultTypes, whileInit,
                                        static_cast<int64_t>(numScan));

@@ -180,25 +180,10 @@ Operation *GraphImporter::createOp(const onnx::NodeProto &node,
       resultTypes.push_back(NoneType::get(ctx_));
       continue;
     }
-    Type hint;
-    auto it = typeHints_.find(node.output(i));
-    if (it != typeHints_.end()) {
-      // A hint the importer cannot use is not an error.
-      hint = typeOf(*it->second, /*what=*/"");
-    }
+    Type hint = declaredType(node.output(i));
     if (out[i].present()) {
-      auto inferred = tensorTypeFor(ctx_, out[i].dtype, out[i].shape);
-      // Prefer a static dim from the model's declared type.
-      if (auto h = dyn_cast_or_null<RankedTensorType>(hint))
-        if (h.getRank() == inferred.getRank() &&
-            h.getElementType() == inferred.getElementType()) {
-          llvm::SmallVector<int64_t> dims(inferred.getShape());
-          for (int64_t d = 0; d < h.getRank(); ++d)
-            if (ShapedType::isDynamic(dims[d]))
-              dims[d] = h.getDimSize(d);
-          inferred = RankedTensorType::get(dims, inferred.getElementType());
-        }
-      resultTypes.push_back(inferred);
+      resultTypes.push_back(refineWithDeclared(
+          tensorTypeFor(ctx_, out[i].dtype, out[i].shape), node.output(i)));
     } else if (hint) {
       resultTypes.push_back(hint);
     } else {
@@ -336,6 +321,25 @@ bool GraphImporter::importNode(const onnx::NodeProto &node, NameScope &scope) {
     if (!node.output(i).empty())
       scope.values[node.output(i)] = results[i];
   return true;
+}
+
+Type GraphImporter::declaredType(const std::string &name) {
+  auto it = typeHints_.find(name);
+  // A declaration the importer cannot use is not an error.
+  return it == typeHints_.end() ? Type() : typeOf(*it->second, /*what=*/"");
+}
+
+Type GraphImporter::refineWithDeclared(Type inferred, const std::string &name) {
+  auto type = dyn_cast<RankedTensorType>(inferred);
+  auto declared = dyn_cast_or_null<RankedTensorType>(declaredType(name));
+  if (!type || !declared || declared.getRank() != type.getRank() ||
+      declared.getElementType() != type.getElementType())
+    return inferred;
+  llvm::SmallVector<int64_t> dims(type.getShape());
+  for (int64_t d = 0; d < declared.getRank(); ++d)
+    if (ShapedType::isDynamic(dims[d]))
+      dims[d] = declared.getDimSize(d);
+  return RankedTensorType::get(dims, type.getElementType());
 }
 
 bool GraphImporter::importNodes(const onnx::GraphProto &graph,

@@ -3,6 +3,8 @@
 #include "AVX512Target.h"
 #include "KernelSelection.h"
 
+#include <vector>
+
 using namespace mlir;
 
 namespace mlcc::avx512 {
@@ -19,9 +21,15 @@ public:
                                    lowering::OpLoweringContext &ctx) override {
     return selectKernel(op, ctx, state);
   }
+  void enterRegion() override { saved.push_back(state); }
+  void exitRegion() override {
+    state = std::move(saved.back());
+    saved.pop_back();
+  }
 
 private:
   SelectionState state;
+  std::vector<SelectionState> saved;
 };
 
 } // namespace

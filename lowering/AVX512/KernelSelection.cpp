@@ -10,7 +10,7 @@ TargetLowering selectKernel(Operation *op, OpLoweringContext &ctx,
                             SelectionState &state) {
   for (auto select : {selectEltwise, selectGemm, selectConv, selectPool,
                       selectNormalization, selectEmbedLayerNorm,
-                      selectAttention, selectReduce}) {
+                      selectAttention, selectReduce, selectStencil}) {
     TargetLowering result = select(op, ctx, state);
     if (result != TargetLowering::Declined)
       return result;

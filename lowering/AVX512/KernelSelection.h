@@ -50,6 +50,8 @@ TargetLowering selectAttention(mlir::Operation *op, OpLoweringContext &ctx,
                                SelectionState &state);
 TargetLowering selectReduce(mlir::Operation *op, OpLoweringContext &ctx,
                             SelectionState &state);
+TargetLowering selectStencil(mlir::Operation *op, OpLoweringContext &ctx,
+                             SelectionState &state);
 
 /// The unary op `op` as a chain element (relu, clip with constant bounds,
 /// leaky_relu, sigmoid, ...); false for anything else.

@@ -70,6 +70,9 @@ int64_t HostBuilder::lastUseOf(Value v) const {
 // The caller's output buffer for a result returned directly, else a new
 // arena slot from now to the result's last use.
 Value HostBuilder::resultBuffer(Value result) {
+  auto pre = preset.find(result);
+  if (pre != preset.end())
+    return buffers[result] = pre->second;
   auto direct = directOutput.find(result);
   if (direct != directOutput.end())
     return buffers[result] = outputArg(direct->second);
@@ -197,7 +200,7 @@ void HostBuilder::moveAllocationsToArena(Operation *after) {
   Block *block = b.getInsertionBlock();
   auto begin = after ? std::next(Block::iterator(after)) : block->begin();
   SmallVector<memref::AllocOp> allocs;
-  for (Operation &op : llvm::make_range(begin, block->end()))
+  for (Operation &op : llvm::make_range(begin, b.getInsertionPoint()))
     op.walk([&](memref::AllocOp alloc) {
       if (alloc.getType().hasStaticShape() &&
           alloc.getType().getLayout().isIdentity())

@@ -38,7 +38,6 @@ void registerHostDialects(DialectRegistry &registry) {
 }
 
 namespace host {
-namespace {
 
 /// Ops whose result has the operand's bytes in the same order: in the arena
 /// the result is the operand's buffer seen with another shape.
@@ -46,6 +45,8 @@ bool isAliasOp(Operation *op) {
   return isa<graph::ReshapeOp, graph::FlattenOp, graph::SqueezeOp,
              graph::UnsqueezeOp, graph::IdentityOp>(op);
 }
+
+namespace {
 
 std::string tensorName(func::FuncOp f, unsigned i, bool input) {
   auto attr = input ? f.getArgAttrOfType<StringAttr>(i, "graph.name")
@@ -83,7 +84,8 @@ LogicalResult HostBuilder::checkSupported() {
              << tensorName(graph, i, false) << "' has type " << t
              << "; --target " << target.name() << " needs static shapes";
   WalkResult result = graph.getBody().walk([&](Operation *op) {
-    if (op->getNumRegions() != 0) {
+    if (op->getNumRegions() != 0 &&
+        !isa<graph::IfOp, graph::ForOp, graph::WhileOp>(op)) {
       op->emitError() << describe(op) << ": control flow is not supported by --target "
                       << target.name() << " yet";
       return WalkResult::interrupt();
@@ -133,13 +135,30 @@ void HostBuilder::createModuleAndEntry() {
     buffers[graph.getArgument(i)] = inputArg(i);
 }
 
-void HostBuilder::computeLastUses() {
-  int64_t index = 0;
-  for (Operation &op : graph.getBody().front()) {
-    for (Value operand : op.getOperands())
-      lastUse[operand] = index;
-    ++index;
+void HostBuilder::numberOps(Block &block, int64_t &next) {
+  for (Operation &op : block) {
+    opIndex[&op] = next++;
+    for (Region &region : op.getRegions())
+      for (Block &inner : region)
+        numberOps(inner, next);
+    opEnd[&op] = next - 1;
   }
+}
+
+void HostBuilder::computeLastUses() {
+  int64_t next = 0;
+  numberOps(graph.getBody().front(), next);
+  // A value used inside a region op but defined outside it is read by every
+  // run of the region: it lives until the region op's end.
+  graph.getBody().walk([&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      Operation *user = op;
+      while (user && user->getBlock() != operand.getParentBlock())
+        user = user->getParentOp();
+      if (user)
+        lastUse[operand] = std::max(lastUse[operand], opEnd[user]);
+    }
+  });
   // A value returned once, made by an op that writes its own buffer, is
   // computed straight into the caller's output buffer.
   Operation *ret = graph.getBody().front().getTerminator();
@@ -157,12 +176,33 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
   if (isa<graph::ConstantOp, graph::NoneOp>(op))
     return success();
 
+  if (op->getNumRegions() != 0)
+    return lowerControlFlow(op);
+
+  // The `after` values are computed by now (their producers come first in
+  // the block) and in their buffers; the results are the values' buffers.
+  if (auto dep = dyn_cast<graph::ControlDependencyOp>(op)) {
+    for (Value after : dep.getAfter())
+      (void)buffer(after);
+    for (auto [v, result] : llvm::zip(dep.getValues(), dep.getResults())) {
+      buffers[result] = buffer(v);
+      auto slot = slotOfValue.find(v);
+      if (slot != slotOfValue.end()) {
+        Slot &s = slots[slot->second];
+        s.last = std::max(s.last, lastUseOf(result));
+        slotOfValue[result] = slot->second;
+      }
+    }
+    return success();
+  }
+
   if (isAliasOp(op)) {
     Value src = op->getOperand(0);
     Value result = op->getResult(0);
     (void)buffer(src);
     auto slot = slotOfValue.find(src);
-    if (slot != slotOfValue.end() && !directOutput.count(result)) {
+    if (slot != slotOfValue.end() && !directOutput.count(result) &&
+        !preset.count(result)) {
       Slot &s = slots[slot->second];
       s.last = std::max(s.last, lastUse.lookup(result));
       slotOfValue[result] = slot->second;
@@ -177,6 +217,7 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
       }))
     return success();
 
+  checkIndices(op);
   switch (options.targetKernels ? target.lowerOp(op, *this)
                                  : TargetLowering::Declined) {
   case TargetLowering::Lowered:
@@ -201,12 +242,22 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
   }
   for (Value result : op->getResults())
     p.results.push_back(buffer(result));
-  Operation *last = b.getInsertionBlock()->empty()
-                        ? nullptr
-                        : &b.getInsertionBlock()->back();
+  Block::iterator at = b.getInsertionPoint();
+  Operation *last =
+      at == b.getInsertionBlock()->begin() ? nullptr : &*std::prev(at);
   if (failed(fn->second(p)))
     return failure();
   moveAllocationsToArena(last);
+  return success();
+}
+
+LogicalResult HostBuilder::lowerBlock(Block &block) {
+  for (Operation &op : block.without_terminator()) {
+    step = opIndex[&op];
+    if (failed(lowerOp(&op)))
+      return failure();
+  }
+  step = opIndex[block.getTerminator()];
   return success();
 }
 
@@ -234,12 +285,13 @@ LogicalResult HostBuilder::build() {
 
   Block &body = graph.getBody().front();
   for (Operation &op : body.without_terminator()) {
+    step = opIndex[&op];
     if (options.profile && !isa<graph::ConstantOp, graph::NoneOp>(op))
       emitProfileHook(describe(&op));
     if (failed(lowerOp(&op)))
       return failure();
-    ++step;
   }
+  step = opIndex[body.getTerminator()];
   if (options.profile)
     emitProfileHook("");
 
@@ -251,8 +303,12 @@ LogicalResult HostBuilder::build() {
     if (src != dst)
       b.create<memref::CopyOp>(currentLoc, src, dst);
   }
-  Value ok = b.create<arith::ConstantIntOp>(currentLoc, 0, 32);
-  b.create<func::ReturnOp>(currentLoc, ok);
+  Value status =
+      statusBuffer
+          ? b.create<memref::LoadOp>(currentLoc, statusBuffer, ValueRange{})
+                .getResult()
+          : b.create<arith::ConstantIntOp>(currentLoc, 0, 32).getResult();
+  b.create<func::ReturnOp>(currentLoc, status);
   finishArena();
 
   ModelInterface &iface = entryResult.interface;

@@ -20,6 +20,10 @@ namespace mlcc::lowering::host {
 
 using namespace mlir;
 
+/// Ops whose result is their operand's buffer seen with another shape
+/// (reshape, flatten, squeeze, unsqueeze, identity).
+bool isAliasOp(Operation *op);
+
 /// Of every arena buffer, weight and weights-file range.
 constexpr uint64_t kAlignment = 64;
 
@@ -67,8 +71,25 @@ private:
   }
   void declareRuntime(StringRef name, FunctionType type);
   void createModuleAndEntry();
+  void numberOps(Block &block, int64_t &next);
   void computeLastUses();
+  LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
+  // Control flow (HostControlFlow.cpp).
+  LogicalResult lowerControlFlow(Operation *op);
+  LogicalResult lowerIf(Operation *op);
+  LogicalResult lowerFor(Operation *op);
+  LogicalResult lowerWhile(Operation *op);
+  LogicalResult lowerRegionBlock(Block &block);
+  void materializeCaptures(Operation *regionOp);
+  Value loadScalar(Value v);
+  Value viewAt(Value byteShift, Type type);
+  void copyScanRow(Value src, Value stacked, Value row);
+  /// Where `cond` (i1) holds at run time: records `message` through the
+  /// runtime's mlcc_model_fail and makes the entry return `status`.
+  void failIf(Value cond, int32_t status, const std::string &message);
+  /// For a gather or scatter: the check of its indices (HostIndexChecks.cpp).
+  void checkIndices(Operation *op);
   Value newSlot(ShapedType type, int64_t first, int64_t last);
   Value resultBuffer(Value result);
   Value inPlaceBuffer(Value result);
@@ -93,12 +114,20 @@ private:
   func::FuncOp entry;
   Value arena;
   Value weights;
+  /// The entry's status (memref<i32>), once some op can fail at run time.
+  Value statusBuffer;
+  /// The current op's index in the pre-order numbering of every op
+  /// (nested ones included); liveness is in these indices.
   int64_t step = 0;
+  DenseMap<Operation *, int64_t> opIndex, opEnd;
 
   DenseMap<Value, Value> buffers;
   DenseMap<Value, unsigned> slotOfValue;
   DenseMap<Value, int64_t> lastUse;
   DenseMap<Value, unsigned> directOutput;
+  /// Values a region yields, computed straight into the buffer they are
+  /// yielded to (a loop's next carried buffer, an if's result).
+  DenseMap<Value, Value> preset;
   DenseMap<Value, unsigned> slotOfView;
   DenseMap<Value, std::function<void(Value)>> deferred;
   std::vector<Slot> slots;

@@ -180,6 +180,35 @@ void HostBuilder::declareRuntime(StringRef name, FunctionType type) {
   b.create<func::FuncOp>(currentLoc, name, type).setPrivate();
 }
 
+void HostBuilder::failIf(Value cond, int32_t status,
+                         const std::string &message) {
+  if (!statusBuffer) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&entry.getBody().front());
+    statusBuffer = b.create<memref::AllocaOp>(
+        currentLoc, MemRefType::get({}, b.getI32Type()));
+    Value ok = b.create<arith::ConstantIntOp>(currentLoc, 0, 32);
+    b.create<memref::StoreOp>(currentLoc, ok, statusBuffer, ValueRange{});
+  }
+  // The message's address is an i64: the C function takes a const char *,
+  // passed in the same register.
+  FunctionType type = b.getFunctionType({b.getI32Type(), b.getI64Type()},
+                                        {b.getI32Type()});
+  declareRuntime("mlcc_model_fail", type);
+  std::vector<uint8_t> text(message.begin(), message.end());
+  text.push_back(0);
+  auto ifOp = b.create<scf::IfOp>(currentLoc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  Value code = b.create<arith::ConstantIntOp>(currentLoc, status, 32);
+  Value recorded =
+      b.create<func::CallOp>(currentLoc, "mlcc_model_fail",
+                             TypeRange{b.getI32Type()},
+                             ValueRange{code, addData("message", text)})
+          .getResult(0);
+  b.create<memref::StoreOp>(currentLoc, recorded, statusBuffer, ValueRange{});
+}
+
 Value HostBuilder::numThreads() {
   FunctionType type = b.getFunctionType({poolType()}, {b.getI32Type()});
   declareRuntime("mlcc_threadpool_num_threads", type);

@@ -110,6 +110,12 @@ public:
   /// portable lowering takes it). Failed means an error was emitted on op.
   virtual TargetLowering lowerOp(mlir::Operation *op,
                                  OpLoweringContext &ctx) = 0;
+  /// Around the lowering of a region's ops (an if branch, a loop body):
+  /// what the target remembers about values (their buffers in its own
+  /// layouts) from inside the region must be forgotten after it, where
+  /// nothing made inside dominates.
+  virtual void enterRegion() {}
+  virtual void exitRegion() {}
 };
 
 } // namespace mlcc::lowering

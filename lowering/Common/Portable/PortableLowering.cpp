@@ -18,6 +18,7 @@ const PortableRegistry &portableRegistry() {
     registerPortableMisc(r);
     registerPortableFused(r);
     registerPortableFc(r);
+    registerPortableStencil(r);
     return r;
   }();
   return registry;

@@ -59,6 +59,7 @@ void registerPortableNN(PortableRegistry &registry);
 void registerPortableMisc(PortableRegistry &registry);
 void registerPortableFused(PortableRegistry &registry); // Fused.cpp
 void registerPortableFc(PortableRegistry &registry);    // NNFc.cpp
+void registerPortableStencil(PortableRegistry &registry); // Stencil.cpp
 
 /// The element type buffers use for a tensor element type: unsigned
 /// integers become signless of the same width (arith is signless; the

@@ -1,0 +1,68 @@
+//===- Stencil.h - AVX-512 graph.stencil kernels ----------------*- C++ -*-===//
+//
+// Generates f32 weighted windowed reductions (graph.stencil, see
+// dialects/Graph/IR/GraphCoreOps.td and its reference kernel
+// compiler/Reference/Kernels/Stencil.cpp) specialised to one input shape,
+// one set of constant weights, reduction, padding, offsets, strides and
+// dilations. The window spans the last one, two or three dims; the dims
+// before them are batch (their weights dim must be 1, offset 0, stride 1).
+// Vectors run along the innermost dim, 16 outputs per zmm; every border
+// position is resolved (padding mode) when the kernel is generated.
+//
+// The kernel's signature is that of lowering/Common/KernelABI.h:
+//   void kernel(const mlcc_stencil_args *args);
+// with args->src the f32 input and args->dst the output: f32 for sum, min
+// and max, i64 (the flat index inside the window) for argmin and argmax.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_AVX512_KERNELS_STENCIL_H
+#define MLCC_LOWERING_AVX512_KERNELS_STENCIL_H
+
+#include "mlcc/Reference/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlcc::avx512 {
+
+using ref::Status;
+
+enum class StencilReduction : uint8_t { Sum, Min, Max, ArgMin, ArgMax };
+enum class StencilPadding : uint8_t { Zero, Clamp, Reflect, Mirror };
+
+/// The attribute spellings of graph.stencil; false for an unknown one.
+bool parseStencilReduction(const std::string &s, StencilReduction &r);
+bool parseStencilPadding(const std::string &s, StencilPadding &p);
+
+struct StencilSpec {
+  /// Names the kernel in error messages (the graph op it lowers).
+  std::string name = "stencil";
+  StencilReduction reduction = StencilReduction::Sum;
+  StencilPadding padding = StencilPadding::Zero;
+  /// What zero padding reads outside the input.
+  float paddingValue = 0.0f;
+  /// The input's shape and the weights' (same rank), weights row-major.
+  std::vector<int64_t> shape, kernel;
+  std::vector<float> weights;
+  /// Per dim of the input; empty means the op's defaults (centred window,
+  /// strides and dilations 1).
+  std::vector<int64_t> offsets, strides, dilations;
+};
+
+/// The output shape of `spec` (the input's divided by the strides,
+/// rounded up), or a failure naming spec.name for what the generator does
+/// not take: a window over more than the last three dims, a batch dim with
+/// a window, offset or stride, a stride above 2 along the innermost dim,
+/// sizes past 32-bit displacements.
+Status stencilOutputShape(const StencilSpec &spec, std::vector<int64_t> &out);
+
+/// Generates the kernel's machine code into `code` (plain bytes, position
+/// independent). Fails, naming spec.name, for what stencilOutputShape
+/// rejects.
+Status generateStencil(const StencilSpec &spec, std::vector<uint8_t> &code);
+
+} // namespace mlcc::avx512
+
+#endif // MLCC_LOWERING_AVX512_KERNELS_STENCIL_H
