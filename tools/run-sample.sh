@@ -3,8 +3,10 @@
 # samples/tiny_classifier/model.onnx with `mlcc compile --target avx512`
 # through mlcc_add_model and links the object into the C app
 # samples/image_classifier), then run the app on a bundled image and print
-# its top-5 classes. Last, the same model on the reference executor against
-# its recorded outputs.
+# its top-5 classes. Then the same model against its recorded outputs, and
+# the Poisson blending sample (samples/poisson_blend: a while-loop solver
+# compiled from graph-dialect MLIR) on its bundled images, writing
+# build/poisson_blend.ppm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -12,3 +14,6 @@ tools/build.sh
 build/bin/image_classifier samples/image_classifier/data/sample.ppm
 build/bin/mlcc run samples/tiny_classifier/model.onnx --target avx512 \
   --data samples/tiny_classifier/test_data_set_0 --check
+build/bin/poisson_blend samples/poisson_blend/data/source.ppm \
+  samples/poisson_blend/data/background.ppm samples/poisson_blend/data/mask.pgm \
+  build/poisson_blend.ppm

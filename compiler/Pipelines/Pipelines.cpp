@@ -43,6 +43,10 @@ void buildSimplifyPipeline(OpPassManager &pm, const PipelineOptions &options) {
     fpm.addPass(graph::createFuseSkipLayerNorm());
   if (enabled("mlcc-fold-batch-norm"))
     fpm.addPass(graph::createFoldBatchNorm());
+  // After the batch-norm fold (which gives a conv a bias: then it stays a
+  // conv), before the epilogue fusion.
+  if (enabled("mlcc-conv-to-stencil"))
+    fpm.addPass(graph::createConvToStencil());
   if (enabled("mlcc-fuse-conv-epilogue"))
     fpm.addPass(graph::createFuseConvEpilogue());
   // After the passes that form activations (graph.gelu): fc absorbs them.

@@ -50,9 +50,9 @@ TargetLowering selectStencil(Operation *op, OpLoweringContext &ctx,
     return TargetLowering::Declined;
   StencilSpec spec;
   spec.name = nodeName(op);
-  if (!parseStencilReduction(stringAttr(op, "reduction", "sum"),
+  if (!ref::parseStencilReduction(stringAttr(op, "reduction", "sum"),
                              spec.reduction) ||
-      !parseStencilPadding(stringAttr(op, "padding", "zero"), spec.padding))
+      !ref::parseStencilPadding(stringAttr(op, "padding", "zero"), spec.padding))
     return TargetLowering::Declined;
   bool arg = spec.reduction == StencilReduction::ArgMin ||
              spec.reduction == StencilReduction::ArgMax;

@@ -81,6 +81,30 @@ private:
   LogicalResult lowerFor(Operation *op);
   LogicalResult lowerWhile(Operation *op);
   LogicalResult lowerRegionBlock(Block &block);
+  /// A loop-carried value's two arena slots (their offset constants) and
+  /// its type.
+  struct CarriedSlots {
+    Value a, b;
+    Type type;
+  };
+  /// Slots A and B for each of `op`'s first init.size() results, A
+  /// holding the initial values; *shifts gets A's offsets.
+  SmallVector<CarriedSlots> allocateCarried(Operation *op, ValueRange init,
+                                            SmallVector<Value> &shifts);
+  /// One iteration's buffers: the current slots' offsets and the others'.
+  struct Iteration {
+    SmallVector<Value> shifts, nextShifts, nextViews;
+  };
+  /// Binds `block`'s arguments from `firstArg` on to the current slots
+  /// (offsets `shifts`) and presets the values its terminator passes on
+  /// to the other slots.
+  Iteration beginIteration(ArrayRef<CarriedSlots> carried, ValueRange shifts,
+                           Block &block, unsigned firstArg);
+  /// The offsets of what `block`'s terminator passes on (its operands from
+  /// `firstOperand`): a block argument passed through keeps its slot,
+  /// anything else is in (or is copied to) the other slot.
+  SmallVector<Value> endIteration(const Iteration &it, Block &block,
+                                  unsigned firstArg, unsigned firstOperand);
   void materializeCaptures(Operation *regionOp);
   Value loadScalar(Value v);
   Value viewAt(Value byteShift, Type type);

@@ -39,17 +39,6 @@ using namespace mlir;
 
 namespace mlcc::lowering::host {
 
-namespace {
-
-/// The two arena slots of a loop-carried value: the offset constants (filled
-/// in by the arena planner) and the type.
-struct CarriedSlots {
-  Value a, b;
-  Type type;
-};
-
-} // namespace
-
 LogicalResult HostBuilder::lowerControlFlow(Operation *op) {
   // Outer values the regions read get their buffers here, before the scf
   // op: made inside a region, a buffer would not dominate a later use.
@@ -109,14 +98,15 @@ LogicalResult HostBuilder::lowerRegionBlock(Block &block) {
   return result;
 }
 
-/// The yielded values of `block` (its terminator's first targets.size()
-/// operands) that an op of the block computes get targets[i] as their
-/// buffer. Constants and views (reshapes) are copied at the yield instead.
-static void presetYields(Block &block, ArrayRef<Value> targets,
+/// The values `block`'s terminator passes on (its operands from `first`,
+/// targets.size() of them) that an op of the block computes get targets[i]
+/// as their buffer. Constants and views (reshapes) are copied at the
+/// terminator instead.
+static void presetYields(Block &block, unsigned first,
+                         ArrayRef<Value> targets,
                          DenseMap<Value, Value> &preset,
                          const DenseMap<Value, unsigned> &directOutput) {
   Operation *terminator = block.getTerminator();
-  unsigned first = isa<graph::ConditionOp>(terminator) ? 1 : 0;
   for (auto [i, target] : llvm::enumerate(targets)) {
     Value v = terminator->getOperand(first + i);
     Operation *def = v.getDefiningOp();
@@ -145,7 +135,7 @@ LogicalResult HostBuilder::lowerIf(Operation *op) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(block->getTerminator());
     Block &branch = region->front();
-    presetYields(branch, results, preset, directOutput);
+    presetYields(branch, 0, results, preset, directOutput);
     if (failed(lowerRegionBlock(branch)))
       return failure();
     currentLoc = branch.getTerminator()->getLoc();
@@ -161,6 +151,62 @@ LogicalResult HostBuilder::lowerIf(Operation *op) {
   return success();
 }
 
+SmallVector<HostBuilder::CarriedSlots>
+HostBuilder::allocateCarried(Operation *op, ValueRange init,
+                             SmallVector<Value> &shifts) {
+  SmallVector<CarriedSlots> carried;
+  for (auto [i, initial] : llvm::enumerate(init)) {
+    Value result = op->getResult(i);
+    int64_t last = std::max(opEnd[op], lastUseOf(result));
+    auto type = cast<ShapedType>(result.getType());
+    Value a = newSlot(type, step, last);
+    Value aShift = slots.back().offset;
+    (void)newSlot(type, step, last);
+    carried.push_back({aShift, slots.back().offset, type});
+    shifts.push_back(aShift);
+    b.create<memref::CopyOp>(currentLoc, buffer(initial), a);
+  }
+  return carried;
+}
+
+HostBuilder::Iteration
+HostBuilder::beginIteration(ArrayRef<CarriedSlots> carried, ValueRange shifts,
+                            Block &block, unsigned firstArg) {
+  Iteration it;
+  it.shifts.assign(shifts.begin(), shifts.end());
+  for (auto [i, slots] : llvm::enumerate(carried)) {
+    buffers[block.getArgument(firstArg + i)] = viewAt(shifts[i], slots.type);
+    Value isA = b.create<arith::CmpIOp>(currentLoc, arith::CmpIPredicate::eq,
+                                        shifts[i], slots.a);
+    it.nextShifts.push_back(
+        b.create<arith::SelectOp>(currentLoc, isA, slots.b, slots.a));
+    it.nextViews.push_back(viewAt(it.nextShifts.back(), slots.type));
+  }
+  unsigned first = isa<graph::ConditionOp>(block.getTerminator()) ? 1 : 0;
+  presetYields(block, first, it.nextViews, preset, directOutput);
+  return it;
+}
+
+SmallVector<Value> HostBuilder::endIteration(const Iteration &it,
+                                             Block &block, unsigned firstArg,
+                                             unsigned firstOperand) {
+  Operation *terminator = block.getTerminator();
+  currentLoc = terminator->getLoc();
+  SmallVector<Value> passed;
+  for (unsigned i = 0; i < it.shifts.size(); ++i) {
+    Value v = terminator->getOperand(firstOperand + i);
+    if (v == block.getArgument(firstArg + i)) {
+      passed.push_back(it.shifts[i]);
+      continue;
+    }
+    Value src = buffer(v);
+    if (src != it.nextViews[i])
+      b.create<memref::CopyOp>(currentLoc, src, it.nextViews[i]);
+    passed.push_back(it.nextShifts[i]);
+  }
+  return passed;
+}
+
 LogicalResult HostBuilder::lowerFor(Operation *op) {
   auto forOp = cast<graph::ForOp>(op);
   Location loc = currentLoc;
@@ -169,20 +215,9 @@ LogicalResult HostBuilder::lowerFor(Operation *op) {
   unsigned numCarried = forOp.getInit().size();
   int64_t numScan = forOp.getNumScanOutputs();
 
-  // Slots A and B of each carried value; A starts with the initial value.
-  SmallVector<CarriedSlots> carried;
   SmallVector<Value> initShifts;
-  for (unsigned i = 0; i < numCarried; ++i) {
-    Value result = op->getResult(i);
-    int64_t last = std::max(opEnd[op], lastUseOf(result));
-    Type type = result.getType();
-    Value a = newSlot(cast<ShapedType>(type), step, last);
-    Value aShift = slots.back().offset;
-    (void)newSlot(cast<ShapedType>(type), step, last);
-    carried.push_back({aShift, slots.back().offset, type});
-    initShifts.push_back(aShift);
-    b.create<memref::CopyOp>(loc, buffer(forOp.getInit()[i]), a);
-  }
+  SmallVector<CarriedSlots> carried =
+      allocateCarried(op, forOp.getInit(), initShifts);
   SmallVector<Value> stacked;
   for (int64_t j = 0; j < numScan; ++j)
     stacked.push_back(resultBuffer(op->getResult(numCarried + j)));
@@ -218,34 +253,12 @@ LogicalResult HostBuilder::lowerFor(Operation *op) {
       b.create<memref::StoreOp>(loc, i64, iterBuffer, ValueRange{});
       buffers[body.getArgument(0)] = iterBuffer;
     }
-    SmallVector<Value> nextShifts, nextViews;
-    for (auto [i, slots] : llvm::enumerate(carried)) {
-      Value shift = loop.getRegionIterArgs()[i];
-      buffers[body.getArgument(1 + i)] = viewAt(shift, slots.type);
-      Value isA = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
-                                          shift, slots.a);
-      nextShifts.push_back(
-          b.create<arith::SelectOp>(loc, isA, slots.b, slots.a));
-      nextViews.push_back(viewAt(nextShifts.back(), slots.type));
-    }
-    presetYields(body, nextViews, preset, directOutput);
+    Iteration it =
+        beginIteration(carried, loop.getRegionIterArgs(), body, 1);
     if (failed(lowerRegionBlock(body)))
       return failure();
-
+    SmallVector<Value> yielded = endIteration(it, body, 1, 0);
     Operation *yield = body.getTerminator();
-    currentLoc = yield->getLoc();
-    SmallVector<Value> yielded;
-    for (unsigned i = 0; i < numCarried; ++i) {
-      Value v = yield->getOperand(i);
-      if (v == body.getArgument(1 + i)) {
-        yielded.push_back(loop.getRegionIterArgs()[i]);
-        continue;
-      }
-      Value src = buffer(v);
-      if (src != nextViews[i])
-        b.create<memref::CopyOp>(currentLoc, src, nextViews[i]);
-      yielded.push_back(nextShifts[i]);
-    }
     for (int64_t j = 0; j < numScan; ++j)
       copyScanRow(buffer(yield->getOperand(numCarried + j)), stacked[j], iv);
     b.create<scf::YieldOp>(currentLoc, yielded);
@@ -263,19 +276,9 @@ LogicalResult HostBuilder::lowerWhile(Operation *op) {
   int64_t whileStep = step;
   unsigned numCarried = whileOp.getInit().size();
   int64_t numScan = whileOp.getNumScanOutputs();
-  SmallVector<CarriedSlots> carried;
   SmallVector<Value> initShifts;
-  for (unsigned i = 0; i < numCarried; ++i) {
-    Value result = op->getResult(i);
-    int64_t last = std::max(opEnd[op], lastUseOf(result));
-    Type type = result.getType();
-    Value a = newSlot(cast<ShapedType>(type), step, last);
-    Value aShift = slots.back().offset;
-    (void)newSlot(cast<ShapedType>(type), step, last);
-    carried.push_back({aShift, slots.back().offset, type});
-    initShifts.push_back(aShift);
-    b.create<memref::CopyOp>(loc, buffer(whileOp.getInit()[i]), a);
-  }
+  SmallVector<CarriedSlots> carried =
+      allocateCarried(op, whileOp.getInit(), initShifts);
   // Scan outputs have the length their (static) type declares (the
   // importer takes it from the model's declared output shape): the loop
   // also carries the number of rows written, checked after it.
@@ -298,33 +301,12 @@ LogicalResult HostBuilder::lowerWhile(Operation *op) {
   auto lowerPart = [&](Region &scfRegion, Block &graphBlock,
                        SmallVector<Value> &passed) -> LogicalResult {
     Block *block = b.createBlock(&scfRegion, {}, shiftTypes, locs);
-    SmallVector<Value> nextShifts, nextViews;
-    for (auto [i, slots] : llvm::enumerate(carried)) {
-      Value shift = block->getArgument(i);
-      buffers[graphBlock.getArgument(i)] = viewAt(shift, slots.type);
-      Value isA = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
-                                          shift, slots.a);
-      nextShifts.push_back(
-          b.create<arith::SelectOp>(loc, isA, slots.b, slots.a));
-      nextViews.push_back(viewAt(nextShifts.back(), slots.type));
-    }
-    presetYields(graphBlock, nextViews, preset, directOutput);
+    Iteration it = beginIteration(
+        carried, block->getArguments().take_front(numCarried), graphBlock, 0);
     if (failed(lowerRegionBlock(graphBlock)))
       return failure();
-    Operation *terminator = graphBlock.getTerminator();
-    currentLoc = terminator->getLoc();
-    unsigned first = isa<graph::ConditionOp>(terminator) ? 1 : 0;
-    for (unsigned i = 0; i < numCarried; ++i) {
-      Value v = terminator->getOperand(first + i);
-      if (v == graphBlock.getArgument(i)) {
-        passed.push_back(block->getArgument(i));
-        continue;
-      }
-      Value src = buffer(v);
-      if (src != nextViews[i])
-        b.create<memref::CopyOp>(currentLoc, src, nextViews[i]);
-      passed.push_back(nextShifts[i]);
-    }
+    unsigned first = isa<graph::ConditionOp>(graphBlock.getTerminator());
+    passed = endIteration(it, graphBlock, 0, first);
     return success();
   };
   {

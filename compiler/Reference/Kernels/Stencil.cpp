@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelUtils.h"
+#include "mlcc/Reference/StencilModes.h"
 
 #include <cmath>
 #include <limits>
@@ -14,34 +15,16 @@
 namespace mlcc::ref {
 namespace {
 
-enum class Reduction { Sum, Min, Max, ArgMin, ArgMax };
-enum class Padding { Zero, Clamp, Reflect, Mirror };
+using Reduction = StencilReduction;
+using Padding = StencilPadding;
 
 Status parseModes(const Attrs &attrs, Reduction &red, Padding &pad) {
   std::string r = attrs.getString("reduction", "sum");
   std::string p = attrs.getString("padding", "zero");
-  if (r == "sum")
-    red = Reduction::Sum;
-  else if (r == "min")
-    red = Reduction::Min;
-  else if (r == "max")
-    red = Reduction::Max;
-  else if (r == "argmin")
-    red = Reduction::ArgMin;
-  else if (r == "argmax")
-    red = Reduction::ArgMax;
-  else
-    return Status::error("stencil: unknown reduction '", r, "'");
-  if (p == "zero")
-    pad = Padding::Zero;
-  else if (p == "clamp")
-    pad = Padding::Clamp;
-  else if (p == "reflect")
-    pad = Padding::Reflect;
-  else if (p == "mirror")
-    pad = Padding::Mirror;
-  else
-    return Status::error("stencil: unknown padding '", p, "'");
+  MLCC_CHECK(parseStencilReduction(r, red), "stencil: unknown reduction '",
+             r, "'");
+  MLCC_CHECK(parseStencilPadding(p, pad), "stencil: unknown padding '", p,
+             "'");
   return Status::success();
 }
 

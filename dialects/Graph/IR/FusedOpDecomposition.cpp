@@ -145,6 +145,19 @@ FailureOr<Value> decomposeAttention(AttentionOp op, OpBuilder &b) {
                 type);
 }
 
+/// layer_norm(x, scale, bias) over the last axis: the ops the layer norm
+/// fusions end in.
+Value lastAxisLayerNorm(OpBuilder &b, Location loc, Value x, Value scale,
+                        Value bias, FloatAttr epsilon) {
+  Type none = b.getNoneType();
+  NamedAttribute attrs[] = {b.getNamedAttr("axis", b.getI64IntegerAttr(-1)),
+                            b.getNamedAttr("epsilon", epsilon)};
+  return b
+      .create<LayerNormalizationOp>(loc, TypeRange{x.getType(), none, none},
+                                    ValueRange{x, scale, bias}, attrs)
+      .getResult(0);
+}
+
 /// graph.embed_layer_norm: gather, add, layer_norm.
 FailureOr<Value> decomposeEmbedLayerNorm(EmbedLayerNormOp op, OpBuilder &b) {
   auto type = dyn_cast<RankedTensorType>(op.getResult().getType());
@@ -154,15 +167,8 @@ FailureOr<Value> decomposeEmbedLayerNorm(EmbedLayerNormOp op, OpBuilder &b) {
   Value e = create(b, loc, "gather", {op.getTable(), op.getIds()}, type,
                    b.getNamedAttr("axis", b.getI64IntegerAttr(0)));
   e = create(b, loc, "add", {e, op.getAddend()}, type);
-  Type none = b.getNoneType();
-  NamedAttribute attrs[] = {
-      b.getNamedAttr("axis", b.getI64IntegerAttr(-1)),
-      b.getNamedAttr("epsilon", op.getEpsilonAttr())};
-  return b
-      .create<LayerNormalizationOp>(loc, TypeRange{type, none, none},
-                                    ValueRange{e, op.getScale(), op.getB()},
-                                    attrs)
-      .getResult(0);
+  return lastAxisLayerNorm(b, loc, e, op.getScale(), op.getB(),
+                           op.getEpsilonAttr());
 }
 
 /// graph.skip_layer_norm: add, layer_norm.
@@ -170,15 +176,8 @@ FailureOr<Value> decomposeSkipLayerNorm(SkipLayerNormOp op, OpBuilder &b) {
   Type type = op.getResult().getType();
   Location loc = op.getLoc();
   Value sum = create(b, loc, "add", {op.getX(), op.getSkip()}, type);
-  Type none = b.getNoneType();
-  NamedAttribute attrs[] = {
-      b.getNamedAttr("axis", b.getI64IntegerAttr(-1)),
-      b.getNamedAttr("epsilon", op.getEpsilonAttr())};
-  return b
-      .create<LayerNormalizationOp>(loc, TypeRange{type, none, none},
-                                    ValueRange{sum, op.getScale(), op.getB()},
-                                    attrs)
-      .getResult(0);
+  return lastAxisLayerNorm(b, loc, sum, op.getScale(), op.getB(),
+                           op.getEpsilonAttr());
 }
 
 } // namespace

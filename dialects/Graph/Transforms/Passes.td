@@ -180,4 +180,15 @@ def SimplifyLayoutOps : Pass<"mlcc-simplify-layout-ops",
   }];
 }
 
+def ConvToStencil : Pass<"mlcc-conv-to-stencil", "mlir::func::FuncOp"> {
+  let summary = "Single-channel convolutions become graph.stencil";
+  let description = [{
+    An f32 conv from one channel to one channel with constant weights, no
+    bias, group 1 and "same"-sized output (ceil(input / stride)) is a
+    weighted window sum with zero padding: graph.stencil with `sum`, the
+    conv's pads as negative offsets, its strides and dilations. Backends
+    keep it in the plain layout instead of padding one channel to a block.
+  }];
+}
+
 #endif // MLCC_GRAPH_PASSES

@@ -69,36 +69,6 @@
 
 namespace mlcc::avx512 {
 
-bool parseStencilReduction(const std::string &s, StencilReduction &r) {
-  if (s == "sum")
-    r = StencilReduction::Sum;
-  else if (s == "min")
-    r = StencilReduction::Min;
-  else if (s == "max")
-    r = StencilReduction::Max;
-  else if (s == "argmin")
-    r = StencilReduction::ArgMin;
-  else if (s == "argmax")
-    r = StencilReduction::ArgMax;
-  else
-    return false;
-  return true;
-}
-
-bool parseStencilPadding(const std::string &s, StencilPadding &p) {
-  if (s == "zero")
-    p = StencilPadding::Zero;
-  else if (s == "clamp")
-    p = StencilPadding::Clamp;
-  else if (s == "reflect")
-    p = StencilPadding::Reflect;
-  else if (s == "mirror")
-    p = StencilPadding::Mirror;
-  else
-    return false;
-  return true;
-}
-
 namespace {
 
 /// Generated code reaches the input with 32-bit displacements.

@@ -20,8 +20,10 @@
 #define MLCC_LOWERING_AVX512_KERNELS_STENCIL_H
 
 #include "mlcc/Reference/Status.h"
+#include "mlcc/Reference/StencilModes.h"
 
 #include <cstdint>
+
 #include <string>
 #include <vector>
 
@@ -29,12 +31,8 @@ namespace mlcc::avx512 {
 
 using ref::Status;
 
-enum class StencilReduction : uint8_t { Sum, Min, Max, ArgMin, ArgMax };
-enum class StencilPadding : uint8_t { Zero, Clamp, Reflect, Mirror };
-
-/// The attribute spellings of graph.stencil; false for an unknown one.
-bool parseStencilReduction(const std::string &s, StencilReduction &r);
-bool parseStencilPadding(const std::string &s, StencilPadding &p);
+using ref::StencilPadding;
+using ref::StencilReduction;
 
 struct StencilSpec {
   /// Names the kernel in error messages (the graph op it lowers).

@@ -13,6 +13,8 @@
 
 #include "NNUtils.h"
 
+#include "mlcc/Reference/StencilModes.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -22,8 +24,8 @@ namespace {
 
 using namespace nn;
 
-enum class Padding { Zero, Clamp, Reflect, Mirror };
-enum class Reduction { Sum, Min, Max, ArgMin, ArgMax };
+using Padding = ref::StencilPadding;
+using Reduction = ref::StencilReduction;
 
 Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
@@ -77,28 +79,10 @@ LogicalResult lowerStencil(PortableOp &p) {
   std::string r = stringAttr(op, "reduction", "sum");
   std::string pd = stringAttr(op, "padding", "zero");
   Reduction red;
-  if (r == "sum")
-    red = Reduction::Sum;
-  else if (r == "min")
-    red = Reduction::Min;
-  else if (r == "max")
-    red = Reduction::Max;
-  else if (r == "argmin")
-    red = Reduction::ArgMin;
-  else if (r == "argmax")
-    red = Reduction::ArgMax;
-  else
-    return op->emitError("stencil: unknown reduction '") << r << "'";
   Padding pad;
-  if (pd == "zero")
-    pad = Padding::Zero;
-  else if (pd == "clamp")
-    pad = Padding::Clamp;
-  else if (pd == "reflect")
-    pad = Padding::Reflect;
-  else if (pd == "mirror")
-    pad = Padding::Mirror;
-  else
+  if (!ref::parseStencilReduction(r, red))
+    return op->emitError("stencil: unknown reduction '") << r << "'";
+  if (!ref::parseStencilPadding(pd, pad))
     return op->emitError("stencil: unknown padding '") << pd << "'";
   SmallVector<int64_t> strides = intsAttr(op, "strides"),
                        dilations = intsAttr(op, "dilations"),
