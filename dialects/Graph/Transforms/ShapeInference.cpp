@@ -68,6 +68,45 @@ LogicalResult refineResultTypes(Operation *op) {
   return success();
 }
 
+/// Backward, for the broadcasting elementwise ops: where the result's dim is
+/// a static 1, every operand's dim there is 1 too (it could not broadcast
+/// to 1 otherwise). A loop body's declared output types fix dims this way
+/// that the forward walk leaves dynamic (a slice with run-time bounds
+/// added to a [1] value). Returns whether a type changed.
+static bool refineOperandsFromResult(Operation *op) {
+  static const char *const broadcasting[] = {
+      "add", "sub", "mul", "div", "pow", "max", "min", "and", "or", "xor",
+      "equal", "less", "greater", "less_or_equal", "greater_or_equal",
+      "where", "mod", "bitshift", "prelu"};
+  if (op->getNumResults() != 1 ||
+      !llvm::is_contained(broadcasting, op->getName().stripDialect()))
+    return false;
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!result)
+    return false;
+  bool changed = false;
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    // A terminator's operand types are tied to its parent's types.
+    if (!type || type.hasStaticShape() || !isa<OpResult>(v) ||
+        type.getRank() > result.getRank() ||
+        llvm::any_of(v.getUsers(), [](Operation *user) {
+          return user->hasTrait<OpTrait::IsTerminator>();
+        }))
+      continue;
+    SmallVector<int64_t> dims(type.getShape());
+    int64_t shift = result.getRank() - type.getRank();
+    for (int64_t k = 0; k < type.getRank(); ++k)
+      if (ShapedType::isDynamic(dims[k]) && result.getDimSize(shift + k) == 1)
+        dims[k] = 1;
+    if (dims != type.getShape()) {
+      v.setType(RankedTensorType::get(dims, type.getElementType()));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 void updateFunctionType(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
@@ -79,11 +118,20 @@ namespace {
 struct ShapeInference : impl::ShapeInferenceBase<ShapeInference> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    WalkResult result = func.walk<WalkOrder::PreOrder>([](Operation *op) {
-      return failed(refineResultTypes(op)) ? WalkResult::interrupt()
-                                           : WalkResult::advance();
-    });
-    if (result.wasInterrupted())
+    auto forward = [&] {
+      return !func
+                  .walk<WalkOrder::PreOrder>([](Operation *op) {
+                    return failed(refineResultTypes(op))
+                               ? WalkResult::interrupt()
+                               : WalkResult::advance();
+                  })
+                  .wasInterrupted();
+    };
+    if (!forward())
+      return signalPassFailure();
+    bool changed = false;
+    func.walk([&](Operation *op) { changed |= refineOperandsFromResult(op); });
+    if (changed && !forward())
       return signalPassFailure();
     updateFunctionType(func);
   }

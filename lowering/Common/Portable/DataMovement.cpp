@@ -215,7 +215,9 @@ LogicalResult lowerStaticSlice(PortableOp &p, ArrayRef<int64_t> starts,
 }
 
 /// Slice with some operand known only at run time: per dim a run-time first
-/// element and step; the counts are the result's dims.
+/// element and step; the counts are the result's dims. Where the run-time
+/// bounds select fewer elements than the (static) result has, reads are
+/// clamped into the input: never outside it.
 LogicalResult lowerDynamicSlice(PortableOp &p) {
   OpBuilder &b = p.b;
   Location loc = p.loc;
@@ -263,7 +265,10 @@ LogicalResult lowerDynamicSlice(PortableOp &p) {
         SmallVector<Value> src;
         for (int64_t d = 0; d < rank; ++d) {
           Value off = nb.createOrFold<arith::MulIOp>(nloc, ivs[d], step[d]);
-          src.push_back(nb.createOrFold<arith::AddIOp>(nloc, first[d], off));
+          Value at = nb.createOrFold<arith::AddIOp>(nloc, first[d], off);
+          at = nb.create<arith::MaxSIOp>(nloc, at, indexConst(nb, nloc, 0));
+          src.push_back(nb.create<arith::MinSIOp>(
+              nloc, at, indexConst(nb, nloc, inShape[d] - 1)));
         }
         Value v = nb.create<memref::LoadOp>(nloc, in, src);
         nb.create<memref::StoreOp>(nloc, v, out, ivs);

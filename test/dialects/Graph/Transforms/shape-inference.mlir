@@ -42,3 +42,21 @@ func.func @contradiction(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x5
   %y = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x5xf32>
   return %y : tensor<2x5xf32>
 }
+
+// -----
+
+// Backward through broadcasting: a result dim declared 1 makes the operand
+// dims there 1 (ONNX's test_loop11: a slice with run-time bounds added to
+// a [1] value whose type the model declares); a result dim of 5 decides
+// nothing (the operand could be 1 or 5).
+// CHECK-LABEL: func @declared_one
+func.func @declared_one(%x: tensor<5xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>, %y: tensor<1xf32>) -> (tensor<1xf32>, tensor<5xf32>) {
+  %none = graph.none
+  // CHECK: graph.slice {{.*}} -> tensor<1xf32>
+  %sl = graph.slice %x, %s, %e, %none, %none : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<?xf32>
+  %sum = graph.add %y, %sl : (tensor<1xf32>, tensor<?xf32>) -> tensor<1xf32>
+  // CHECK: graph.slice {{.*}} -> tensor<?xf32>
+  %sl2 = graph.slice %x, %s, %e, %none, %none : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<?xf32>
+  %sum2 = graph.add %x, %sl2 : (tensor<5xf32>, tensor<?xf32>) -> tensor<5xf32>
+  return %sum, %sum2 : tensor<1xf32>, tensor<5xf32>
+}
