@@ -52,6 +52,10 @@ TargetLowering selectReduce(mlir::Operation *op, OpLoweringContext &ctx,
                             SelectionState &state);
 TargetLowering selectStencil(mlir::Operation *op, OpLoweringContext &ctx,
                              SelectionState &state);
+TargetLowering selectLrn(mlir::Operation *op, OpLoweringContext &ctx,
+                         SelectionState &state);
+TargetLowering selectGather(mlir::Operation *op, OpLoweringContext &ctx,
+                            SelectionState &state);
 
 /// The unary op `op` as a chain element (relu, clip with constant bounds,
 /// leaky_relu, sigmoid, ...); false for anything else.

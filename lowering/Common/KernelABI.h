@@ -245,6 +245,31 @@ static_assert(offsetof(mlcc_stencil_args, dst) == 8, "stencil ABI");
 _Static_assert(offsetof(mlcc_stencil_args, dst) == 8, "stencil ABI");
 #endif
 
+/*===----------------------------------------------------------------------===*\
+|* Row gathers, graph.gather and graph.gather_nd                              *|
+|* (lowering/AVX512/Kernels/Gather.h)                                         *|
+\*===----------------------------------------------------------------------===*/
+
+/** Arguments of a generated gather: copies the rows of data that the index
+ *  tuples in indices (int32 or int64, as the kernel was generated for)
+ *  select into dst. Indices are clamped into range, never read past data;
+ *  shapes and row sizes are baked into the code. */
+typedef struct mlcc_gather_args {
+  const void *data;
+  const void *indices;
+  void *dst;
+} mlcc_gather_args;
+
+typedef void (*mlcc_gather_kernel_fn)(const mlcc_gather_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_gather_args, indices) == 8, "gather ABI");
+static_assert(offsetof(mlcc_gather_args, dst) == 16, "gather ABI");
+#else
+_Static_assert(offsetof(mlcc_gather_args, indices) == 8, "gather ABI");
+_Static_assert(offsetof(mlcc_gather_args, dst) == 16, "gather ABI");
+#endif
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

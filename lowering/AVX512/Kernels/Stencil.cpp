@@ -41,6 +41,20 @@
 // Weights with no effect are not skipped (0 * inf is NaN, as in the
 // reference).
 //
+// Prologue and epilogue (sum only). square: x = x * x (rounded to f32)
+// before the fma, padding values too. lrn: t = bias + s, then
+// x[p] / (sqrt(t) * sqrt(sqrt(t))) for beta = 3/4 (ONNX's default; within
+// about 3 ulps of t^(3/4)), x[p] / sqrt(t) for 1/2, x[p] / t for 1, x[p]
+// for 0, and otherwise x[p] * exp(-beta * log(t)): log as in
+// Normalization.cpp (t = 2^e m, m in [3/4, 3/2), an atanh series for
+// log(m)), exp from the eltwise injector (4.5e-7 relative); the error of
+// the product beta * log(t) (about |beta log t| 2^-24) adds to the
+// result's relative error. t >= bias > 0 (the spec's conditions), so log
+// is defined. As in x / pow(t, beta), a NaN input makes its window's
+// outputs NaN, and an inf one its own (inf / inf) while its neighbours
+// get 0 (x / inf). An x * x that overflows f32 (|x| > 1.8e19) makes t inf
+// here where the reference's double sum does not.
+//
 // Register plan:
 //   rdi  args           rsi  src plane      rdx  dst plane   r8  plane count
 //   r9   D-loop src     r10  D-loop dst     r11  D-loop count
@@ -53,16 +67,19 @@
 //   zmm8-zmm29 weights   zmm30 the tap's second 16 columns (stride 2)
 //   zmm31 permute indices
 //   k2 lanes read  k3 store  k4, k5 arg comparisons  k6 second load
+//   lrn epilogue: zmm1 x[p], zmm2-zmm6 scratch, k4 the injector's mask
 //
 //===----------------------------------------------------------------------===//
 
 #include "Stencil.h"
+#include "EltwiseInjector.h"
 #include "JitGenerator.h"
 
 #include "KernelABI.h"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <map>
@@ -194,6 +211,24 @@ Status planOf(const StencilSpec &spec, Plan &plan) {
   }
   MLCC_CHECK(plan.dims[2].s <= 2, name,
              ": a stride above 2 along the innermost dim is not generated");
+  if (spec.prologue == StencilPrologue::None &&
+      spec.epilogue == StencilEpilogue::None)
+    return Status::success();
+  MLCC_CHECK(spec.reduction == StencilReduction::Sum, name,
+             ": a prologue or epilogue needs the sum reduction");
+  if (spec.epilogue == StencilEpilogue::Lrn) {
+    MLCC_CHECK(spec.prologue == StencilPrologue::Square, name,
+               ": the lrn epilogue needs the square prologue");
+    MLCC_CHECK(spec.lrnBias > 0.0f && std::isfinite(spec.lrnBias) &&
+                   std::isfinite(spec.lrnBeta),
+               name, ": lrn needs a finite bias > 0 and a finite beta");
+    for (float w : spec.weights)
+      MLCC_CHECK(w >= 0.0f && std::isfinite(w), name,
+                 ": lrn needs finite weights >= 0");
+    for (size_t d = 0; d < rank; ++d)
+      MLCC_CHECK(spec.strides.empty() || spec.strides[d] == 1, name,
+                 ": lrn needs strides of 1");
+  }
   return Status::success();
 }
 
@@ -291,6 +326,8 @@ private:
 
   void initAcc();
   void combine(const Xbyak::Zmm &x, int64_t t);
+  void log(const Xbyak::Zmm &x);
+  void lrnEpilogue(int lanes, const Xbyak::Address &center);
   void store(int lanes, const Xbyak::Reg64 &dst, int64_t dstDisp);
   void outputVector(int64_t od, int64_t oh, int64_t ow0, int lanes,
                     const Xbyak::Reg64 &src, int64_t srcDisp,
@@ -329,6 +366,11 @@ void StencilKernel::combine(const Xbyak::Zmm &x, int64_t t) {
   const Xbyak::Operand &w = cst(weight(t));
   switch (red_) {
   case StencilReduction::Sum:
+    if (spec_.prologue == StencilPrologue::Square) {
+      vmulps(v_, x, x);
+      vfmadd231ps(acc_, v_, w);
+      return;
+    }
     vfmadd231ps(acc_, x, w);
     return;
   case StencilReduction::Min:
@@ -362,6 +404,72 @@ void StencilKernel::combine(const Xbyak::Zmm &x, int64_t t) {
     return;
   }
   }
+}
+
+// log(m) = 2 atanh(f), f = (m - 1) / (m + 1): with m in [3/4, 3/2), |f| <=
+// 0.2 and the series 2 (f + f^3/3 + ... + f^13/13) is within 5e-12 of it
+// (Normalization.cpp's log, here for every t > 0).
+constexpr float kLn2Hi = 6.93147182e-01f;
+constexpr float kLn2Lo = -1.90465430e-09f;
+// vgetmantps: mantissa in [3/4, 3/2), sign of the source.
+constexpr uint8_t kMantThreeQuarters = 0x03;
+
+/// x = log(x) for x > 0 (inf included), in every lane; clobbers zmm2-zmm5
+/// and k4.
+void StencilKernel::log(const Xbyak::Zmm &x) {
+  const Xbyak::Zmm m = zmm2, e = zmm3, f = zmm4, f2 = zmm5;
+  // The series below makes inf - inf of log(inf): those lanes get inf.
+  vcmpeqps(kLess_, x, cst(std::numeric_limits<float>::infinity()));
+  vgetmantps(m, x, kMantThreeQuarters);
+  vdivps(e, x, m); // 2^e exactly: m has x's mantissa bits
+  vgetexpps(e, e);
+  vsubps(f, m, cst(1.0f));
+  vaddps(m, m, cst(1.0f));
+  vdivps(f, f, m);
+  vmulps(f2, f, f);
+  const float coeffs[] = {2.0f / 11, 2.0f / 9, 2.0f / 7,
+                          2.0f / 5,  2.0f / 3, 2.0f};
+  loadCst(m, 2.0f / 13);
+  for (float c : coeffs)
+    vfmadd213ps(m, f2, cst(c));
+  vmulps(m, m, f);
+  vfmadd231ps(m, e, cst(kLn2Lo));
+  loadCst(f, kLn2Hi);
+  vfmadd213ps(e, f, m); // one rounding for e ln2 + log(m)
+  vblendmps(x | kLess_, e, cst(std::numeric_limits<float>::infinity()));
+}
+
+/// acc = x[p] * (bias + acc)^-beta, x[p] (the input at the outputs'
+/// positions) loaded from `center`, `lanes` of them.
+void StencilKernel::lrnEpilogue(int lanes, const Xbyak::Address &center) {
+  const float beta = spec_.lrnBeta;
+  vaddps(acc_, acc_, cst(spec_.lrnBias));
+  if (lanes == kF32Lanes) {
+    vmovups(tap_, center);
+  } else {
+    setMask(kLanes_, (1u << lanes) - 1);
+    vmovups(tap_ | kLanes_ | T_z, center);
+  }
+  if (beta == 0.0f) {
+    vmovaps(acc_, tap_); // t^0 = 1, as pow has it even for NaN
+    return;
+  }
+  if (beta == 0.75f || beta == 0.5f || beta == 1.0f) {
+    if (beta == 0.75f) {
+      vsqrtps(v_, acc_);
+      vsqrtps(err_, v_);
+      vmulps(acc_, v_, err_);
+    } else if (beta == 0.5f) {
+      vsqrtps(acc_, acc_);
+    }
+    vdivps(acc_, tap_, acc_);
+    return;
+  }
+  log(acc_);
+  vmulps(acc_, acc_, cst(-beta));
+  EltwiseInjector(*this).unary(EltwiseOp::unary(EltwiseKind::Exp),
+                               {acc_, {v_, accErr_, err_, wide_}, kLess_});
+  vmulps(acc_, acc_, tap_);
 }
 
 void StencilKernel::store(int lanes, const Xbyak::Reg64 &dst, int64_t dstDisp) {
@@ -429,6 +537,7 @@ void StencilKernel::outputVector(int64_t od, int64_t oh, int64_t ow0, int lanes,
         Xbyak::Address contiguous = ptr[src + d32(rowDisp + 4 * c0)];
         if (sw == 1 && inside == active) {
           if (lanes == kF32Lanes && red_ == StencilReduction::Sum &&
+              spec_.prologue == StencilPrologue::None &&
               cst(weight(t)).isZMM()) {
             vfmadd231ps(acc_, Xbyak::Zmm(cst(weight(t)).getIdx()), contiguous);
             continue;
@@ -489,6 +598,12 @@ void StencilKernel::outputVector(int64_t od, int64_t oh, int64_t ow0, int lanes,
         combine(tap_, t);
       }
     }
+  }
+  if (spec_.epilogue == StencilEpilogue::Lrn) {
+    // Strides are 1: output (od, oh, ow0) reads input (od, oh, ow0).
+    int64_t center =
+        srcDisp + (od - zd) * planeBytes + (oh - zh) * rowBytes + 4 * ow0;
+    lrnEpilogue(lanes, ptr[src + d32(center)]);
   }
   store(lanes, dst, dstDisp);
 }
@@ -659,12 +774,52 @@ Status stencilOutputShape(const StencilSpec &spec, std::vector<int64_t> &out) {
   return Status::success();
 }
 
+Status lrnStencilSpec(const std::string &name,
+                      const std::vector<int64_t> &shape, int64_t size,
+                      float alpha, float beta, float bias, StencilSpec &spec) {
+  MLCC_CHECK(shape.size() >= 2, name, ": lrn needs an input of rank >= 2");
+  int64_t n = shape[0], c = shape[1], s = 1;
+  for (size_t d = 2; d < shape.size(); ++d)
+    s *= shape[d];
+  MLCC_CHECK(n > 0 && c > 0 && s > 0, name, ": empty lrn input");
+  MLCC_CHECK(size >= 1 && size <= kMaxWindowDim, name, ": lrn size ", size,
+             " out of [1, ", kMaxWindowDim, "]");
+  MLCC_CHECK(bias > 0.0f && alpha >= 0.0f && std::isfinite(bias) &&
+                 std::isfinite(alpha) && std::isfinite(beta),
+             name, ": lrn needs finite attributes, bias > 0 and alpha >= 0");
+  spec = StencilSpec();
+  spec.name = name;
+  spec.reduction = StencilReduction::Sum;
+  spec.padding = StencilPadding::Zero;
+  spec.prologue = StencilPrologue::Square;
+  spec.epilogue = StencilEpilogue::Lrn;
+  spec.lrnBias = bias;
+  spec.lrnBeta = beta;
+  // The reference computes alpha / size in double.
+  spec.weights.assign(static_cast<size_t>(size),
+                      static_cast<float>(static_cast<double>(alpha) / size));
+  const int64_t before = (size - 1) / 2;
+  if (s == 1) {
+    spec.shape = {n, c};
+    spec.kernel = {1, size};
+    spec.offsets = {0, -before};
+  } else {
+    spec.shape = {n, c, s};
+    spec.kernel = {1, size, 1};
+    spec.offsets = {0, -before, 0};
+  }
+  std::vector<int64_t> out;
+  return stencilOutputShape(spec, out);
+}
+
 Status generateStencil(const StencilSpec &spec, std::vector<uint8_t> &code) {
   code.clear();
   Plan plan;
   MLCC_RETURN_IF_ERROR(planOf(spec, plan));
   MLCC_CHECK(spec.reduction <= StencilReduction::ArgMax &&
-                 spec.padding <= StencilPadding::Mirror,
+                 spec.padding <= StencilPadding::Mirror &&
+                 spec.prologue <= StencilPrologue::Square &&
+                 spec.epilogue <= StencilEpilogue::Lrn,
              spec.name, ": unknown reduction or padding");
   constexpr size_t kMaxCode = size_t(64) << 20;
   for (size_t size = size_t(16) << 10;; size *= 4) {

@@ -9,6 +9,11 @@
 // Vectors run along the innermost dim, 16 outputs per zmm; every border
 // position is resolved (padding mode) when the kernel is generated.
 //
+// Optionally (for graph.lrn, lowering/AVX512/SelectLrn.cpp) a sum squares
+// each input value before weighting it, and its epilogue turns the window
+// sum s of output position p into x[p] * (bias + s)^-beta: the whole of
+// ONNX LRN in one kernel when the window runs over the channels.
+//
 // The kernel's signature is that of lowering/Common/KernelABI.h:
 //   void kernel(const mlcc_stencil_args *args);
 // with args->src the f32 input and args->dst the output: f32 for sum, min
@@ -34,6 +39,13 @@ using ref::Status;
 using ref::StencilPadding;
 using ref::StencilReduction;
 
+/// What a sum does to each input value (padding included) before weighting
+/// it.
+enum class StencilPrologue : uint8_t { None, Square };
+/// What it does to each window sum s before storing it. Lrn: out[p] =
+/// x[p] * (lrnBias + s)^-lrnBeta, x[p] the input at the output's position.
+enum class StencilEpilogue : uint8_t { None, Lrn };
+
 struct StencilSpec {
   /// Names the kernel in error messages (the graph op it lowers).
   std::string name = "stencil";
@@ -47,14 +59,31 @@ struct StencilSpec {
   /// Per dim of the input; empty means the op's defaults (centred window,
   /// strides and dilations 1).
   std::vector<int64_t> offsets, strides, dilations;
+  /// Sum only. The lrn epilogue needs the square prologue, weights >= 0,
+  /// lrnBias > 0 (so that bias + s > 0) and strides of 1.
+  StencilPrologue prologue = StencilPrologue::None;
+  StencilEpilogue epilogue = StencilEpilogue::None;
+  float lrnBias = 1.0f, lrnBeta = 0.75f;
 };
 
 /// The output shape of `spec` (the input's divided by the strides,
 /// rounded up), or a failure naming spec.name for what the generator does
 /// not take: a window over more than the last three dims, a batch dim with
 /// a window, offset or stride, a stride above 2 along the innermost dim,
-/// sizes past 32-bit displacements.
+/// sizes past 32-bit displacements, a prologue or epilogue outside the
+/// conditions above.
 Status stencilOutputShape(const StencilSpec &spec, std::vector<int64_t> &out);
+
+/// ONNX LRN (graph.lrn) of an f32 input of `shape` (N x C x D1 ...) as a
+/// stencil: the input viewed as N x C x S (S the product of the spatial
+/// dims; N x C when S is 1), a window of `size` taps along C from
+/// c - floor((size - 1) / 2), zero padding, weights alpha / size, the
+/// square prologue and the lrn epilogue. Fails for what the kernel does
+/// not take: rank < 2, an empty input, bias <= 0, alpha < 0, non-finite
+/// attributes, a window past the generator's limits.
+Status lrnStencilSpec(const std::string &name,
+                      const std::vector<int64_t> &shape, int64_t size,
+                      float alpha, float beta, float bias, StencilSpec &spec);
 
 /// Generates the kernel's machine code into `code` (plain bytes, position
 /// independent). Fails, naming spec.name, for what stencilOutputShape
