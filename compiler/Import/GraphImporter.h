@@ -89,6 +89,19 @@ public:
   bool importIf(const onnx::NodeProto &node, NameScope &scope);
   bool importLoop(const onnx::NodeProto &node, NameScope &scope);
   bool importScan(const onnx::NodeProto &node, NameScope &scope);
+  /// Scan-8: a batch axis in front, one Scan-9 loop per batch item.
+  bool importBatchedScan(const onnx::NodeProto &node,
+                         const onnx::GraphProto &body, int64_t numScanIn,
+                         NameScope &scope);
+  /// The graph.for of a Scan-9+ node over `inputs` (states, then scan
+  /// inputs) at the builder's place; null after an error.
+  mlir::Operation *buildScanLoop(const onnx::NodeProto &node,
+                                 const onnx::GraphProto &body,
+                                 llvm::ArrayRef<mlir::Value> inputs,
+                                 int64_t numScanIn,
+                                 llvm::ArrayRef<int64_t> inAxes,
+                                 llvm::ArrayRef<int64_t> inDirs,
+                                 NameScope &scope);
   /// Rewrites forms of ops from older opsets (attributes that later became
   /// inputs, changed semantics) into the current form. Returns false on
   /// error; sets `handled` when it emitted the node itself.

@@ -257,31 +257,22 @@ bool GraphImporter::importLoop(const onnx::NodeProto &node, NameScope &scope) {
 bool GraphImporter::importScan(const onnx::NodeProto &node, NameScope &scope) {
   const onnx::GraphProto *body = graphAttr(node, "body");
   int64_t numScanIn = intAttr(node, "num_scan_inputs", -1);
-  if (!body || numScanIn < 1 || opset() < 9) {
-    nodeError(node, "Scan needs a body and num_scan_inputs >= 1 (opset >= 9; "
-                    "the batched Scan-8 is not supported)");
+  if (!body || numScanIn < 1) {
+    nodeError(node, "Scan needs a body and num_scan_inputs >= 1");
     return false;
   }
-  int64_t numIn = node.input_size();
-  int64_t numState = numIn - numScanIn;
-  int64_t numScanOut = body->output_size() - numState;
-  std::vector<int64_t> inAxes = intsAttr(node, "scan_input_axes");
-  std::vector<int64_t> inDirs = intsAttr(node, "scan_input_directions");
-  std::vector<int64_t> outAxes = intsAttr(node, "scan_output_axes");
-  std::vector<int64_t> outDirs = intsAttr(node, "scan_output_directions");
-  for (int64_t x : outAxes)
+  if (opset() < 9)
+    return importBatchedScan(node, *body, numScanIn, scope);
+  for (int64_t x : intsAttr(node, "scan_output_axes"))
     if (x != 0) {
       nodeError(node, "scan_output_axes other than 0 are not supported yet");
       return false;
     }
-  for (int64_t x : outDirs)
+  for (int64_t x : intsAttr(node, "scan_output_directions"))
     if (x != 0) {
       nodeError(node, "reverse scan outputs are not supported yet");
       return false;
     }
-  Location loc = locOf(node);
-  OpBuilder &b = builder();
-  auto i64 = scalarOf(b.getI64Type());
   SmallVector<Value> inputs;
   for (const std::string &name : node.input()) {
     Value v = scope.lookup(name);
@@ -291,6 +282,99 @@ bool GraphImporter::importScan(const onnx::NodeProto &node, NameScope &scope) {
     }
     inputs.push_back(v);
   }
+  Operation *loop =
+      buildScanLoop(node, *body, inputs, numScanIn,
+                    intsAttr(node, "scan_input_axes"),
+                    intsAttr(node, "scan_input_directions"), scope);
+  if (!loop)
+    return false;
+  bindOutputs(node, loop, scope);
+  return true;
+}
+
+bool GraphImporter::importBatchedScan(const onnx::NodeProto &node,
+                                      const onnx::GraphProto &body,
+                                      int64_t numScanIn, NameScope &scope) {
+  if (node.input_size() < 1 || !node.input(0).empty()) {
+    nodeError(node, "Scan-8 with sequence_lens is not supported (every "
+                    "sequence must run to its full length)");
+    return false;
+  }
+  SmallVector<Value> inputs;
+  for (int i = 1; i < node.input_size(); ++i) {
+    Value v = scope.lookup(node.input(i));
+    if (!v) {
+      nodeError(node, "input '" + node.input(i) + "' is not defined");
+      return false;
+    }
+    inputs.push_back(v);
+  }
+  auto firstType =
+      inputs.empty() ? nullptr : dyn_cast<RankedTensorType>(inputs[0].getType());
+  if (!firstType || firstType.getRank() < 1 || firstType.isDynamicDim(0)) {
+    nodeError(node, "Scan-8 needs inputs with a static batch dim");
+    return false;
+  }
+  int64_t batch = firstType.getDimSize(0);
+  Location loc = locOf(node);
+  OpBuilder &b = builder();
+  auto i64 = scalarOf(b.getI64Type());
+
+  // for b in [0, batch): the Scan-9 loop over the b-th item of every input
+  // (its scan axis is the item's first); its results, stacked by the outer
+  // loop, are Scan-8's outputs.
+  auto bodyBlock = std::make_unique<Block>();
+  Value item = bodyBlock->addArgument(i64, loc);
+  SmallVector<Type> resultTypes;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(bodyBlock.get());
+    SmallVector<Value> items;
+    for (Value v : inputs) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || t.getRank() < 1) {
+        nodeError(node, "Scan-8 inputs must be ranked with a batch dim");
+        return false;
+      }
+      auto itemType =
+          RankedTensorType::get(t.getShape().drop_front(), t.getElementType());
+      items.push_back(b.create<graph::GatherOp>(loc, itemType, v, item,
+                                                b.getI64IntegerAttr(0)));
+    }
+    Operation *inner = buildScanLoop(node, body, items, numScanIn, {},
+                                     intsAttr(node, "directions"), scope);
+    if (!inner)
+      return false;
+    for (Value r : inner->getResults())
+      resultTypes.push_back(stackedType(r.getType(), batch));
+    b.create<graph::YieldOp>(loc, inner->getResults());
+  }
+  auto loop = b.create<graph::ForOp>(
+      loc, resultTypes, constI64({batch}, /*scalar=*/true), ValueRange{},
+      static_cast<int64_t>(resultTypes.size()));
+  loop.getBody().push_back(bodyBlock.release());
+  bindOutputs(node, loop, scope);
+  return true;
+}
+
+Operation *GraphImporter::buildScanLoop(const onnx::NodeProto &node,
+                                        const onnx::GraphProto &body,
+                                        ArrayRef<Value> inputs,
+                                        int64_t numScanIn,
+                                        ArrayRef<int64_t> inAxes,
+                                        ArrayRef<int64_t> inDirs,
+                                        NameScope &scope) {
+  int64_t numIn = inputs.size();
+  int64_t numState = numIn - numScanIn;
+  int64_t numScanOut = body.output_size() - numState;
+  if (numState < 0 || numScanOut < 0) {
+    nodeError(node, "Scan has more scan inputs than inputs, or fewer body "
+                    "outputs than states");
+    return nullptr;
+  }
+  Location loc = locOf(node);
+  OpBuilder &b = builder();
+  auto i64 = scalarOf(b.getI64Type());
   // Trip count: the scan axis length of the first scan input.
   auto axisOf = [&](int64_t j) -> int64_t {
     int64_t axis = j < static_cast<int64_t>(inAxes.size()) ? inAxes[j] : 0;
@@ -302,7 +386,7 @@ bool GraphImporter::importScan(const onnx::NodeProto &node, NameScope &scope) {
   auto firstType = dyn_cast<RankedTensorType>(first.getType());
   if (!firstType) {
     nodeError(node, "scan inputs must be ranked");
-    return false;
+    return nullptr;
   }
   int64_t axis0 = axisOf(0);
   auto shapeType = RankedTensorType::get({firstType.getRank()}, b.getI64Type());
@@ -324,7 +408,7 @@ bool GraphImporter::importScan(const onnx::NodeProto &node, NameScope &scope) {
     NameScope inner;
     inner.parent = &scope;
     for (int64_t i = 0; i < numState; ++i)
-      inner.values[body->input(i).name()] = bodyBlock->getArgument(1 + i);
+      inner.values[body.input(i).name()] = bodyBlock->getArgument(1 + i);
     Value iter = bodyBlock->getArgument(0);
     for (int64_t j = 0; j < numScanIn; ++j) {
       Value in = inputs[numState + j];
@@ -342,16 +426,16 @@ bool GraphImporter::importScan(const onnx::NodeProto &node, NameScope &scope) {
       auto eltType = RankedTensorType::get(dims, t.getElementType());
       Value slice = b.create<graph::GatherOp>(loc, eltType, in, index,
                                               b.getI64IntegerAttr(axis));
-      inner.values[body->input(numState + j).name()] = slice;
+      inner.values[body.input(numState + j).name()] = slice;
     }
-    if (!importNodes(*body, inner))
-      return false;
+    if (!importNodes(body, inner))
+      return nullptr;
     SmallVector<Value> yielded;
-    for (const auto &out : body->output()) {
+    for (const auto &out : body.output()) {
       Value v = inner.lookup(out.name());
       if (!v) {
         nodeError(node, "body output '" + out.name() + "' is not defined");
-        return false;
+        return nullptr;
       }
       yielded.push_back(v);
     }
@@ -367,8 +451,8 @@ bool GraphImporter::importScan(const onnx::NodeProto &node, NameScope &scope) {
   auto loop = b.create<graph::ForOp>(loc, resultTypes, trip, init,
                                      numScanOut);
   loop.getBody().push_back(bodyBlock.release());
-  bindOutputs(node, loop, scope);
-  return true;
+  return loop;
 }
+
 
 } // namespace mlcc::onnximport
