@@ -2,8 +2,9 @@
 //
 // An f32 op whose operands all have the result's shape, or whose second
 // operand is one element (a constant baked into the code, or a run-time
-// scalar), becomes one generated chain kernel; an activation that is the
-// result's only user joins the chain. When the full-size operands are held
+// scalar), becomes one generated chain kernel; while the chain's result has
+// one user that is an activation or a binary op with a constant scalar,
+// that op joins the chain (x * s + b -> tanh: one pass over memory). When the full-size operands are held
 // in NCHW16c (conv outputs), the kernel runs over the blocked buffers and
 // the result stays blocked: elementwise ops do not care about the layout,
 // and the padding lanes are never read as channels. Other broadcasts go to
@@ -63,6 +64,7 @@ bool activationOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e) {
   return true;
 }
 
+
 Operation *fusableActivation(Value v, OpLoweringContext &ctx, EltwiseOp &e) {
   if (!v.hasOneUse())
     return nullptr;
@@ -116,6 +118,23 @@ bool binaryOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e,
   return true;
 }
 
+/// The op that continues a chain ending in `v`: v's only user, when it is an
+/// activation of v or a binary op of v and a constant scalar; else null.
+Operation *chainContinuation(Value v, OpLoweringContext &ctx, EltwiseOp &e) {
+  if (Operation *user = fusableActivation(v, ctx, e))
+    return user;
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *user = *v.getUsers().begin();
+  if (user->getBlock() != v.getParentBlock() || user->getNumResults() != 1)
+    return nullptr;
+  SmallVector<Value> sources;
+  if (binaryOf(user, ctx, e, sources) && sources.size() == 1 &&
+      sources[0] == v && e.rhs.kind == EltwiseOperand::Kind::Constant)
+    return user;
+  return nullptr;
+}
+
 } // namespace
 
 TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
@@ -137,11 +156,14 @@ TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
   if (!activationOf(op, ctx, e) && !binaryOf(op, ctx, e, sources))
     return TargetLowering::Declined;
   spec.ops.push_back(e);
+  SmallVector<Operation *> joined;
+  Value output = result;
   EltwiseOp next;
-  Operation *activation = fusableActivation(result, ctx, next);
-  if (activation)
+  while (Operation *user = chainContinuation(output, ctx, next)) {
     spec.ops.push_back(next);
-  Value output = activation ? activation->getResult(0) : result;
+    joined.push_back(user);
+    output = user->getResult(0);
+  }
 
   // Blocked when every full-size operand already is.
   bool blocked = shapeOf(result).size() == 4;
@@ -176,10 +198,11 @@ TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
   fields.push_back(b.create<arith::ConstantIntOp>(ctx.loc(), spec.n, 64));
   ctx.callKernel(symbol, fields);
 
-  // The result itself is only read by the fused activation.
-  if (activation)
-    state.fused[activation] = blocked ? dst : Value();
-  else if (blocked)
+  // The chain's inner results are only read inside the chain: the ops that
+  // joined it are done, the last one's result is dst.
+  for (Operation *user : joined)
+    state.fused[user] = user == joined.back() && blocked ? dst : Value();
+  if (joined.empty() && blocked)
     setBlockedResult(result, dst, ctx, state);
   return TargetLowering::Lowered;
 }
