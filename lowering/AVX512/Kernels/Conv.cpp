@@ -531,17 +531,12 @@ void ConvKernel::generate() {
 
 Status emit(const ConvSpec &spec, int64_t oh, int64_t ow, int nb, int width,
             std::vector<uint8_t> &code) {
-  constexpr size_t kMaxCode = size_t(64) << 20;
-  for (size_t size = size_t(64) << 10;; size *= 4) {
-    std::vector<uint8_t> buffer(size);
-    // Xbyak keeps the first error of the thread: start clean.
-    Xbyak::ClearError();
-    ConvKernel kernel(buffer, spec, oh, ow, nb, width);
-    kernel.generate();
-    if (JitGenerator::codeTooBig() && size < kMaxCode)
-      continue;
-    return kernel.finish(spec.name, code);
-  }
+  return generateInGrowingBuffer(
+      [&](std::vector<uint8_t> &buffer) {
+        ConvKernel kernel(buffer, spec, oh, ow, nb, width);
+        kernel.generate();
+        return kernel.finish(spec.name, code);
+      }, size_t(64) << 10);
 }
 
 } // namespace

@@ -331,20 +331,15 @@ void EltwiseKernel::generate() {
 Status emit(const EltwiseSpec &spec, int unroll, int temps,
             const std::vector<uint32_t> &preload, std::vector<uint8_t> &code,
             std::vector<uint32_t> *usage) {
-  constexpr size_t kMaxCode = size_t(64) << 20;
-  for (size_t size = size_t(16) << 10;; size *= 4) {
-    std::vector<uint8_t> buffer(size);
-    // Xbyak keeps the first error of the thread: start clean.
-    Xbyak::ClearError();
-    EltwiseKernel kernel(buffer, spec, unroll, temps, preload);
-    kernel.generate();
-    if (JitGenerator::codeTooBig() && size < kMaxCode)
-      continue;
-    MLCC_RETURN_IF_ERROR(kernel.finish(spec.name, code));
-    if (usage)
-      *usage = kernel.constantsByUse();
-    return Status::success();
-  }
+  return generateInGrowingBuffer(
+      [&](std::vector<uint8_t> &buffer) {
+        EltwiseKernel kernel(buffer, spec, unroll, temps, preload);
+        kernel.generate();
+        MLCC_RETURN_IF_ERROR(kernel.finish(spec.name, code));
+        if (usage)
+          *usage = kernel.constantsByUse();
+        return Status::success();
+      });
 }
 
 } // namespace

@@ -269,17 +269,12 @@ void GatherKernel::generate() {
 Status generateGather(const GatherSpec &spec, std::vector<uint8_t> &code) {
   code.clear();
   MLCC_RETURN_IF_ERROR(validate(spec));
-  constexpr size_t kMaxCode = size_t(64) << 20;
-  for (size_t size = size_t(16) << 10;; size *= 4) {
-    std::vector<uint8_t> buffer(size);
-    // Xbyak keeps the first error of the thread: start clean.
-    Xbyak::ClearError();
-    GatherKernel kernel(buffer, spec);
-    kernel.generate();
-    if (JitGenerator::codeTooBig() && size < kMaxCode)
-      continue;
-    return kernel.finish(spec.name, code);
-  }
+  return generateInGrowingBuffer(
+      [&](std::vector<uint8_t> &buffer) {
+        GatherKernel kernel(buffer, spec);
+        kernel.generate();
+        return kernel.finish(spec.name, code);
+      });
 }
 
 } // namespace mlcc::avx512

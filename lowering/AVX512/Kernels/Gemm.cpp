@@ -309,17 +309,12 @@ void GemmKernel::generate() {
 
 Status emit(const GemmSpec &spec, int64_t lda, int64_t ldc, int rows,
             int vectors, std::vector<uint8_t> &code) {
-  constexpr size_t kMaxCode = size_t(64) << 20;
-  for (size_t size = size_t(16) << 10;; size *= 4) {
-    std::vector<uint8_t> buffer(size);
-    // Xbyak keeps the first error of the thread: start clean.
-    Xbyak::ClearError();
-    GemmKernel kernel(buffer, spec, lda, ldc, rows, vectors);
-    kernel.generate();
-    if (JitGenerator::codeTooBig() && size < kMaxCode)
-      continue;
-    return kernel.finish(spec.name, code);
-  }
+  return generateInGrowingBuffer(
+      [&](std::vector<uint8_t> &buffer) {
+        GemmKernel kernel(buffer, spec, lda, ldc, rows, vectors);
+        kernel.generate();
+        return kernel.finish(spec.name, code);
+      });
 }
 
 } // namespace

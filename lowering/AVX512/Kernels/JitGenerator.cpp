@@ -116,6 +116,36 @@ void JitGenerator::postamble() {
     dd(bits);
 }
 
+// log(x) = e ln2 + log(m) with x = 2^e m, m in [3/4, 3/2) from vgetmantps;
+// log(m) = 2 atanh(f), f = (m - 1) / (m + 1), |f| <= 0.2, where the series
+// 2 (f + f^3/3 + ... + f^13/13) is within 5e-12 of it. ln2 is split in two
+// so that e ln2 + log(m) rounds once.
+void JitGenerator::logPositive(const Xbyak::Zmm &x, const Xbyak::Zmm &m,
+                               const Xbyak::Zmm &e, const Xbyak::Zmm &f,
+                               const Xbyak::Zmm &f2) {
+  constexpr float kLn2Hi = 6.93147182e-01f;
+  constexpr float kLn2Lo = -1.90465430e-09f;
+  constexpr uint8_t kMantThreeQuarters = 0x03; // [3/4, 3/2), x's sign
+  vgetmantps(m, x, kMantThreeQuarters);
+  vdivps(e, x, m); // 2^e exactly: m has x's mantissa bits
+  vgetexpps(e, e);
+  vsubps(f, m, cst(1.0f));
+  vaddps(m, m, cst(1.0f));
+  vdivps(f, f, m);
+  vmulps(f2, f, f);
+  // 2/13 + f2 (2/11 + ... f2 (2/3 + f2 ...)), then * f2 + 2, then * f.
+  const float coeffs[] = {2.0f / 11, 2.0f / 9, 2.0f / 7,
+                          2.0f / 5,  2.0f / 3, 2.0f};
+  loadCst(m, 2.0f / 13);
+  for (float c : coeffs)
+    vfmadd213ps(m, f2, cst(c));
+  vmulps(m, m, f);
+  vfmadd231ps(m, e, cst(kLn2Lo));
+  loadCst(f, kLn2Hi);
+  vfmadd213ps(e, f, m);
+  vmovaps(x, e);
+}
+
 void JitGenerator::alignCode(size_t alignment, bool withNops) {
   size_t pad = (alignment - getSize() % alignment) % alignment;
   if (withNops)

@@ -59,6 +59,12 @@ public:
   /// Writes the constant to every lane of `dst`.
   void loadCst(const Xbyak::Zmm &dst, float v);
 
+  /// x = log(x) in every lane, for finite x > 0 (within 5e-12 of the
+  /// series' limit, then rounded once); clobbers the four temporaries.
+  void logPositive(const Xbyak::Zmm &x, const Xbyak::Zmm &t0,
+                   const Xbyak::Zmm &t1, const Xbyak::Zmm &t2,
+                   const Xbyak::Zmm &t3);
+
   /// Broadcasts constants[i] into regs[i] here, and makes cst() answer with
   /// that register from then on. Call in the preamble, outside loops.
   void preloadConstants(const std::vector<uint32_t> &constants,
@@ -106,6 +112,24 @@ private:
   /// The pool slot as a plain 32-bit memory operand (for vbroadcastss).
   Xbyak::Address poolAddress(uint32_t bits);
 };
+
+/// Runs `attempt(buffer)` (construct a generator on the buffer, generate,
+/// finish) with a scratch buffer that starts at `initialBytes` and grows 4x,
+/// up to 64 MiB, while the code does not fit; returns the last attempt's
+/// status.
+template <typename Attempt>
+Status generateInGrowingBuffer(Attempt &&attempt,
+                               size_t initialBytes = size_t(16) << 10) {
+  constexpr size_t kMaxCode = size_t(64) << 20;
+  for (size_t size = initialBytes;; size *= 4) {
+    std::vector<uint8_t> buffer(size);
+    // Xbyak keeps the first error of the thread: start clean.
+    Xbyak::ClearError();
+    Status status = attempt(buffer);
+    if (!JitGenerator::codeTooBig() || size >= kMaxCode)
+      return status;
+  }
+}
 
 /// The bits of an f32, the key of the constant pool.
 uint32_t floatBits(float v);

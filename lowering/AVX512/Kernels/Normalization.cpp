@@ -57,13 +57,6 @@ constexpr int kResidentVectors = 8;
 constexpr int kFirstRowReg = 19;
 constexpr int kFirstLaneReg = 6;
 
-// log(m) = 2 atanh(f), f = (m - 1) / (m + 1): with m in [3/4, 3/2), |f| <=
-// 0.2 and the series 2 (f + f^3/3 + ... + f^13/13) is within 5e-12 of it.
-constexpr float kLn2Hi = 6.93147182e-01f;
-constexpr float kLn2Lo = -1.90465430e-09f;
-// vgetmantps: mantissa in [3/4, 3/2), sign of the source.
-constexpr uint8_t kMantThreeQuarters = 0x03;
-
 enum class Kind { Softmax, LogSoftmax, LayerNorm };
 
 /// One vector of a row: its index, the accumulator and lane it uses, and
@@ -236,25 +229,7 @@ void NormKernel::reduce(const Zmm &dst, bool max) {
 }
 
 void NormKernel::log(const Zmm &x) {
-  const Zmm m = zmm2, e = zmm3, f = zmm4, f2 = zmm5;
-  vgetmantps(m, x, kMantThreeQuarters);
-  vdivps(e, x, m); // 2^e exactly: m has x's mantissa bits
-  vgetexpps(e, e);
-  vsubps(f, m, cst(1.0f));
-  vaddps(m, m, cst(1.0f));
-  vdivps(f, f, m);
-  vmulps(f2, f, f);
-  // 2/13 + f2 (2/11 + ... f2 (2/3 + f2 ...)), then * f2 + 2, then * f.
-  const float coeffs[] = {2.0f / 11, 2.0f / 9, 2.0f / 7,
-                          2.0f / 5,  2.0f / 3, 2.0f};
-  loadCst(m, 2.0f / 13);
-  for (float c : coeffs)
-    vfmadd213ps(m, f2, cst(c));
-  vmulps(m, m, f);
-  vfmadd231ps(m, e, cst(kLn2Lo));
-  loadCst(f, kLn2Hi);
-  vfmadd213ps(e, f, m); // one rounding for e ln2 + log(m)
-  vmovaps(x, e);
+  logPositive(x, zmm2, zmm3, zmm4, zmm5);
 }
 
 void NormKernel::softmaxRow() {
@@ -421,20 +396,15 @@ Status validate(const std::string &name, DType dtype, int64_t rows,
 Status emit(const std::string &name, Kind kind, int64_t rows, int64_t cols,
             float epsilon, bool skip, const std::vector<uint32_t> &preload,
             std::vector<uint8_t> &code, std::vector<uint32_t> *usage) {
-  constexpr size_t kMaxCode = size_t(64) << 20;
-  for (size_t size = size_t(16) << 10;; size *= 4) {
-    std::vector<uint8_t> buffer(size);
-    // Xbyak keeps the first error of the thread: start clean.
-    Xbyak::ClearError();
-    NormKernel kernel(buffer, kind, rows, cols, epsilon, skip, preload);
-    kernel.generate();
-    if (JitGenerator::codeTooBig() && size < kMaxCode)
-      continue;
-    MLCC_RETURN_IF_ERROR(kernel.finish(name, code));
-    if (usage)
-      *usage = kernel.constantsByUse();
-    return Status::success();
-  }
+  return generateInGrowingBuffer(
+      [&](std::vector<uint8_t> &buffer) {
+        NormKernel kernel(buffer, kind, rows, cols, epsilon, skip, preload);
+        kernel.generate();
+        MLCC_RETURN_IF_ERROR(kernel.finish(name, code));
+        if (usage)
+          *usage = kernel.constantsByUse();
+        return Status::success();
+      });
 }
 
 Status generateNorm(const std::string &name, Kind kind, int64_t rows,

@@ -565,17 +565,12 @@ Status poolOutputSize(const PoolSpec &spec, int64_t &oh, int64_t &ow) {
 Status generatePool(const PoolSpec &spec, std::vector<uint8_t> &code) {
   code.clear();
   MLCC_RETURN_IF_ERROR(validate(spec));
-  constexpr size_t kMaxCode = size_t(64) << 20;
-  for (size_t size = size_t(16) << 10;; size *= 4) {
-    std::vector<uint8_t> buffer(size);
-    // Xbyak keeps the first error of the thread: start clean.
-    Xbyak::ClearError();
-    PoolKernel kernel(buffer, spec);
-    MLCC_RETURN_IF_ERROR(kernel.generate());
-    if (JitGenerator::codeTooBig() && size < kMaxCode)
-      continue;
-    return kernel.finish(spec.name, code);
-  }
+  return generateInGrowingBuffer(
+      [&](std::vector<uint8_t> &buffer) {
+        PoolKernel kernel(buffer, spec);
+        MLCC_RETURN_IF_ERROR(kernel.generate());
+        return kernel.finish(spec.name, code);
+      });
 }
 
 } // namespace mlcc::avx512

@@ -406,37 +406,13 @@ void StencilKernel::combine(const Xbyak::Zmm &x, int64_t t) {
   }
 }
 
-// log(m) = 2 atanh(f), f = (m - 1) / (m + 1): with m in [3/4, 3/2), |f| <=
-// 0.2 and the series 2 (f + f^3/3 + ... + f^13/13) is within 5e-12 of it
-// (Normalization.cpp's log, here for every t > 0).
-constexpr float kLn2Hi = 6.93147182e-01f;
-constexpr float kLn2Lo = -1.90465430e-09f;
-// vgetmantps: mantissa in [3/4, 3/2), sign of the source.
-constexpr uint8_t kMantThreeQuarters = 0x03;
-
 /// x = log(x) for x > 0 (inf included), in every lane; clobbers zmm2-zmm5
 /// and k4.
 void StencilKernel::log(const Xbyak::Zmm &x) {
-  const Xbyak::Zmm m = zmm2, e = zmm3, f = zmm4, f2 = zmm5;
-  // The series below makes inf - inf of log(inf): those lanes get inf.
+  // The series makes inf - inf of log(inf): those lanes get inf.
   vcmpeqps(kLess_, x, cst(std::numeric_limits<float>::infinity()));
-  vgetmantps(m, x, kMantThreeQuarters);
-  vdivps(e, x, m); // 2^e exactly: m has x's mantissa bits
-  vgetexpps(e, e);
-  vsubps(f, m, cst(1.0f));
-  vaddps(m, m, cst(1.0f));
-  vdivps(f, f, m);
-  vmulps(f2, f, f);
-  const float coeffs[] = {2.0f / 11, 2.0f / 9, 2.0f / 7,
-                          2.0f / 5,  2.0f / 3, 2.0f};
-  loadCst(m, 2.0f / 13);
-  for (float c : coeffs)
-    vfmadd213ps(m, f2, cst(c));
-  vmulps(m, m, f);
-  vfmadd231ps(m, e, cst(kLn2Lo));
-  loadCst(f, kLn2Hi);
-  vfmadd213ps(e, f, m); // one rounding for e ln2 + log(m)
-  vblendmps(x | kLess_, e, cst(std::numeric_limits<float>::infinity()));
+  logPositive(x, zmm2, zmm3, zmm4, zmm5);
+  vblendmps(x | kLess_, x, cst(std::numeric_limits<float>::infinity()));
 }
 
 /// acc = x[p] * (bias + acc)^-beta, x[p] (the input at the outputs'
@@ -821,17 +797,12 @@ Status generateStencil(const StencilSpec &spec, std::vector<uint8_t> &code) {
                  spec.prologue <= StencilPrologue::Square &&
                  spec.epilogue <= StencilEpilogue::Lrn,
              spec.name, ": unknown reduction or padding");
-  constexpr size_t kMaxCode = size_t(64) << 20;
-  for (size_t size = size_t(16) << 10;; size *= 4) {
-    std::vector<uint8_t> buffer(size);
-    // Xbyak keeps the first error of the thread: start clean.
-    Xbyak::ClearError();
-    StencilKernel kernel(buffer, spec, plan);
-    MLCC_RETURN_IF_ERROR(kernel.generate());
-    if (JitGenerator::codeTooBig() && size < kMaxCode)
-      continue;
-    return kernel.finish(spec.name, code);
-  }
+  return generateInGrowingBuffer(
+      [&](std::vector<uint8_t> &buffer) {
+        StencilKernel kernel(buffer, spec, plan);
+        MLCC_RETURN_IF_ERROR(kernel.generate());
+        return kernel.finish(spec.name, code);
+      });
 }
 
 } // namespace mlcc::avx512
