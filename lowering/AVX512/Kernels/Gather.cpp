@@ -101,14 +101,7 @@ private:
 
   /// r += v (v may need 64 bits).
   void addImm(const Xbyak::Reg64 &r, int64_t v) {
-    if (v == 0)
-      return;
-    if (fitsInt32(v)) {
-      add(r, static_cast<uint32_t>(v));
-    } else {
-      mov(regScratch_, v);
-      add(r, regScratch_);
-    }
+    JitGenerator::addImm(r, v, regScratch_);
   }
 
   /// regSrc_ = byte offset of the row the tuple at regTuple_ selects.

@@ -8,6 +8,7 @@
 #include "JitGenerator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace mlcc::avx512 {
@@ -144,6 +145,18 @@ void JitGenerator::logPositive(const Xbyak::Zmm &x, const Xbyak::Zmm &m,
   loadCst(f, kLn2Hi);
   vfmadd213ps(e, f, m);
   vmovaps(x, e);
+}
+
+void JitGenerator::addImm(const Xbyak::Reg64 &r, int64_t v,
+                          const Xbyak::Reg64 &scratch) {
+  if (v == 0)
+    return;
+  if (v >= INT32_MIN && v <= INT32_MAX) {
+    add(r, static_cast<uint32_t>(v));
+  } else {
+    mov(scratch, v);
+    add(r, scratch);
+  }
 }
 
 void JitGenerator::alignCode(size_t alignment, bool withNops) {

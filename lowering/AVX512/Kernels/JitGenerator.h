@@ -85,6 +85,9 @@ public:
   /// returns; then lays out the constant pool after the code.
   void postamble();
 
+  /// r += v: an immediate when v fits in 32 bits, else through `scratch`.
+  void addImm(const Xbyak::Reg64 &r, int64_t v, const Xbyak::Reg64 &scratch);
+
   /// Pads with `fill` bytes to a multiple of `alignment` from the start of
   /// the code. Xbyak's align() pads to an absolute address, which would
   /// make the bytes depend on where the buffer happened to be allocated.

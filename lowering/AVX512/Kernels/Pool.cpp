@@ -240,14 +240,7 @@ private:
     }
   }
   void addImm(const Xbyak::Reg64 &r, int64_t v) {
-    if (v == 0)
-      return;
-    if (v >= INT32_MIN && v <= INT32_MAX) {
-      add(r, static_cast<uint32_t>(v));
-    } else {
-      mov(rbx, v);
-      add(r, rbx);
-    }
+    JitGenerator::addImm(r, v, rbx);
   }
 
   void outputVector(int64_t oh, int64_t ow0, int lanes, const Xbyak::Reg64 &src,

@@ -118,14 +118,7 @@ private:
   static Zmm load(int u) { return Zmm(16 + u); }
 
   void addImm(const Xbyak::Reg64 &r, int64_t v) {
-    if (v == 0)
-      return;
-    if (v >= INT32_MIN && v <= INT32_MAX) {
-      add(r, static_cast<uint32_t>(v));
-    } else {
-      mov(regRows_, v);
-      add(r, regRows_);
-    }
+    JitGenerator::addImm(r, v, regRows_);
   }
 
   void init(int u);

@@ -287,14 +287,7 @@ private:
     kmovw(k, ebx);
   }
   void addImm(const Xbyak::Reg64 &r, int64_t v) {
-    if (v == 0)
-      return;
-    if (v >= INT32_MIN && v <= INT32_MAX) {
-      add(r, static_cast<uint32_t>(v));
-    } else {
-      mov(rbx, v);
-      add(r, rbx);
-    }
+    JitGenerator::addImm(r, v, rbx);
   }
   size_t indexSlot(const IndexVector &v) {
     auto [it, inserted] = indexSlots_.try_emplace(v, indexVectors_.size());
