@@ -5,9 +5,12 @@
 #include "HostToLLVM.h"
 #include "ModelAPI.h"
 #include "ObjectEmitter.h"
+#include "Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
@@ -94,6 +97,32 @@ static std::string describeShapes(const ModelInterface &entry,
   return text;
 }
 
+/// Whether some result in `main` has a dim that a data-dependent op (see
+/// graph/RunTimeExtents.h) leaves dynamic.
+static bool hasDataDependentDims(func::FuncOp main) {
+  return main
+      .walk([](Operation *op) {
+        bool dynamic = llvm::any_of(op->getResultTypes(), [](Type t) {
+          auto shaped = dyn_cast<RankedTensorType>(t);
+          return shaped && !shaped.hasStaticShape();
+        });
+        return dynamic ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+static LogicalResult boundRunTimeExtents(ModuleOp module,
+                                         std::vector<std::string> &errors) {
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error)
+      errors.push_back(d.str());
+    return success();
+  });
+  PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(graph::createBoundRunTimeExtents());
+  return pm.run(module);
+}
+
 static func::FuncOp findMain(ModuleOp module) {
   func::FuncOp main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
@@ -152,11 +181,20 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
   }
   HostModule host;
   func::FuncOp firstMain;
+  SmallVector<OwningOpRef<ModuleOp>> bounded;
   for (ModuleOp graph : variants) {
     func::FuncOp main = findMain(graph);
     if (!main) {
       errors.push_back("the module has no function to compile");
       return failure();
+    }
+    if (hasDataDependentDims(main)) {
+      // Bound shapes for them, on a copy: the caller's graph keeps its
+      // types (the reference executor runs it as it is).
+      bounded.push_back(graph.clone());
+      if (failed(boundRunTimeExtents(*bounded.back(), errors)))
+        return failure();
+      main = findMain(*bounded.back());
     }
     if (!firstMain)
       firstMain = main;

@@ -14,6 +14,7 @@
 
 #include "GraphDialect.h"
 #include "mlcc/Reference/MlirBridge.h"
+#include "mlcc/status.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -234,7 +235,10 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
                            << target.name() << " yet";
   for (Value result : op->getResults())
     (void)buffer(result);
-  portable::PortableOp p{op, b, currentLoc, {}, {}};
+  portable::PortableOp p{op, b, currentLoc};
+  p.failIf = [this, op](Value cond, const std::string &what) {
+    failIf(cond, MLCC_SHAPE_MISMATCH, describe(op) + ": " + what);
+  };
   for (Value operand : op->getOperands()) {
     p.operands.push_back(buffer(operand));
     if (!isa<NoneType>(operand.getType()) && !p.operands.back())
@@ -248,6 +252,7 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
   if (failed(fn->second(p)))
     return failure();
   moveAllocationsToArena(last);
+  distributeParallelLoops(last);
   return success();
 }
 

@@ -14,6 +14,7 @@
 #include "HostBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace mlcc::lowering::host {
@@ -125,6 +126,11 @@ private:
   void finishArena();
   void emitProfileHook(const std::string &what);
   void moveAllocationsToArena(Operation *after);
+  /// The outermost scf.parallel nests (and linalg ops) a portable lowering
+  /// emitted after `after`, split over the pool where they are big enough
+  /// (HostParallelLoops.cpp).
+  void distributeParallelLoops(Operation *after);
+  bool distributeParallelLoop(scf::ParallelOp loop);
   std::string uniqueSymbol(StringRef kind, StringRef hint);
 
   func::FuncOp graph;

@@ -191,4 +191,20 @@ def ConvToStencil : Pass<"mlcc-conv-to-stencil", "mlir::func::FuncOp"> {
   }];
 }
 
+def BoundRunTimeExtents : Pass<"mlcc-bound-run-time-extents",
+                               "mlir::func::FuncOp"> {
+  let summary = "Gives data-dependent dims their bound, the extent a run-time value";
+  let description = [{
+    For a compiled target: the results of NonZero, Compress, Unique and
+    NonMaxSuppression get the bound shape (the most they can hold for the
+    operands' static shapes), and the dims whose actual extent the op
+    computes at run time are recorded in `graph.run_time_extents`. Ops that
+    only move elements (elementwise, gathers, transposes, reshapes that keep
+    the dim) are refined to bound shapes too, each such result dim recording
+    the operand dim whose extent it has. Function results list their
+    run-time dims. Any other use of such a value is an error naming the op.
+    See dialects/Graph/IR/RunTimeExtents.h.
+  }];
+}
+
 #endif // MLCC_GRAPH_PASSES

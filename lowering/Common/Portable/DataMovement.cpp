@@ -260,7 +260,7 @@ LogicalResult lowerDynamicSlice(PortableOp &p) {
       step[d] = b.create<arith::SelectOp>(loc, hit, st, step[d]);
     }
   }
-  loopNest(
+  parallelNest(
       b, loc, shapeOf(out), [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         SmallVector<Value> src;
         for (int64_t d = 0; d < rank; ++d) {
@@ -418,7 +418,7 @@ LogicalResult lowerPad(PortableOp &p) {
       return success();
     }
   }
-  loopNest(p.b, p.loc, shapeOf(out),
+  parallelNest(p.b, p.loc, shapeOf(out),
            [&](OpBuilder &b, Location loc, ValueRange ivs) {
              SmallVector<Value> src;
              Value inside;

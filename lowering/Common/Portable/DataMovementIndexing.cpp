@@ -64,12 +64,12 @@ LogicalResult lowerGather(PortableOp &p) {
   SmallVector<int64_t> outerShape(ds.begin(), ds.begin() + *axis);
   outerShape.append(is.begin(), is.end());
   SmallVector<int64_t> innerShape(ds.begin() + *axis + 1, ds.end());
-  loopNest(p.b, p.loc, outerShape,
+  parallelNest(p.b, p.loc, outerShape,
            [&](OpBuilder &b, Location loc, ValueRange outer) {
              ValueRange pre = outer.take_front(*axis);
              Value idx =
                  loadIndex(p, b, loc, 1, outer.drop_front(*axis), ds[*axis]);
-             loopNest(b, loc, innerShape,
+             parallelNest(b, loc, innerShape,
                       [&](OpBuilder &ib, Location iloc, ValueRange inner) {
                         SmallVector<Value> src = concat(pre, idx);
                         src.append(inner.begin(), inner.end());
@@ -95,7 +95,7 @@ LogicalResult lowerGatherElements(PortableOp &p) {
   if (shapeOf(p.operands[1]).size() != ds.size())
     return p.op->emitError("gather_elements: indices rank differs from data");
   // out[pos] = data[pos with pos[axis] = indices[pos]].
-  loopNest(p.b, p.loc, shapeOf(out),
+  parallelNest(p.b, p.loc, shapeOf(out),
            [&](OpBuilder &b, Location loc, ValueRange ivs) {
              SmallVector<Value> src(ivs.begin(), ivs.end());
              src[*axis] = loadIndex(p, b, loc, 1, ivs, ds[*axis]);
@@ -126,14 +126,14 @@ LogicalResult lowerGatherND(PortableOp &p) {
   // t runs over indices.shape[:-1] (batch dims first) and e over the block.
   ArrayRef<int64_t> tupleShape = is.drop_back();
   ArrayRef<int64_t> blockShape = ds.drop_front(bd + k);
-  loopNest(
+  parallelNest(
       p.b, p.loc, tupleShape, [&](OpBuilder &b, Location loc, ValueRange t) {
         SmallVector<Value> src(t.begin(), t.begin() + bd);
         for (int64_t j = 0; j < k; ++j) {
           SmallVector<Value> at = concat(t, indexConst(b, loc, j));
           src.push_back(loadIndex(p, b, loc, 1, at, ds[bd + j]));
         }
-        loopNest(b, loc, blockShape,
+        parallelNest(b, loc, blockShape,
                  [&](OpBuilder &ib, Location iloc, ValueRange e) {
                    Value v =
                        ib.create<memref::LoadOp>(iloc, data, concat(src, e));
@@ -271,7 +271,7 @@ LogicalResult lowerOneHot(PortableOp &p) {
   bool isUnsigned = isUnsignedValue(p.op->getOperand(0));
   // out[..., d, ...] = indices[...] (from the end when negative) == d ? on
   // : off; an index outside [-depth, depth) matches no d.
-  loopNest(p.b, p.loc, os, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+  parallelNest(p.b, p.loc, os, [&](OpBuilder &b, Location loc, ValueRange ivs) {
     SmallVector<Value> at(ivs.begin(), ivs.end());
     at.erase(at.begin() + *axis);
     Value raw = b.create<memref::LoadOp>(loc, indices, at);
@@ -306,7 +306,7 @@ LogicalResult lowerTrilu(PortableOp &p) {
   Value zero =
       zeroOf(p.b, p.loc, cast<MemRefType>(out.getType()).getElementType());
   // Upper keeps j - i >= k, lower keeps j - i <= k; the rest is zero.
-  loopNest(p.b, p.loc, s, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+  parallelNest(p.b, p.loc, s, [&](OpBuilder &b, Location loc, ValueRange ivs) {
     Value diff = b.create<arith::SubIOp>(loc, ivs[rank - 1], ivs[rank - 2]);
     Value keep = b.create<arith::CmpIOp>(
         loc, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
@@ -334,7 +334,7 @@ LogicalResult lowerReverseSequence(PortableOp &p) {
   int64_t time = s[timeAxis];
   bool isUnsigned = isUnsignedValue(p.op->getOperand(1));
   // out[b, t, ...] = in[b, t < len[b] ? len[b] - 1 - t : t, ...].
-  loopNest(p.b, p.loc, s, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+  parallelNest(p.b, p.loc, s, [&](OpBuilder &b, Location loc, ValueRange ivs) {
     Value raw = b.create<memref::LoadOp>(loc, lens, ivs[batchAxis]);
     // TODO(issue 5): error status. A length outside [0, time] is an error;
     // it is clamped for now.

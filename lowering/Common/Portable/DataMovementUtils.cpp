@@ -1,6 +1,7 @@
 //===- DataMovementUtils.cpp - Helpers shared by the data movement family -===//
 
 #include "DataMovementUtils.h"
+#include "ParallelLoops.h"
 
 #include "GraphDialect.h"
 
@@ -254,6 +255,16 @@ void loopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
     steps.push_back(indexConst(b, loc, 1));
   }
   scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+}
+
+void parallelNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  LoopBody body) {
+  if (numElements(shape) == 0)
+    return;
+  ImplicitLocOpBuilder ib(loc, b);
+  parallelLoops(ib, shape, [&](ImplicitLocOpBuilder &nb, ValueRange ivs) {
+    body(nb, nb.getLoc(), ivs);
+  });
 }
 
 } // namespace mlcc::portable::dm

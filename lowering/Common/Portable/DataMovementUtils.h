@@ -98,9 +98,14 @@ void copyFlat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value src,
 void copyGeneric(mlir::OpBuilder &b, mlir::Location loc, mlir::Value src,
                  mlir::Value dst, llvm::ArrayRef<mlir::AffineExpr> srcExprs);
 /// An scf.for nest over `shape` (nothing when it is empty of elements; the
-/// body runs once, without loops, for rank 0).
+/// body runs once, without loops, for rank 0): for bodies that write
+/// through indices from data (scatters), where iterations may collide.
 void loopNest(mlir::OpBuilder &b, mlir::Location loc,
               llvm::ArrayRef<int64_t> shape, LoopBody body);
+/// The same as one scf.parallel, for bodies that write only the elements
+/// their induction variables name (see ParallelLoops.h).
+void parallelNest(mlir::OpBuilder &b, mlir::Location loc,
+                  llvm::ArrayRef<int64_t> shape, LoopBody body);
 
 } // namespace dm
 } // namespace mlcc::portable

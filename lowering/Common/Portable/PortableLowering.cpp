@@ -15,10 +15,14 @@ const PortableRegistry &portableRegistry() {
     registerPortableDataMovement(r);
     registerPortableReductions(r);
     registerPortableNN(r);
-    registerPortableMisc(r);
     registerPortableFused(r);
     registerPortableFc(r);
     registerPortableStencil(r);
+    registerPortableResize(r);
+    registerPortableRecurrent(r);
+    registerPortableSampling(r);
+    registerPortableSignal(r);
+    registerPortableDataDependent(r);
     return r;
   }();
   return registry;

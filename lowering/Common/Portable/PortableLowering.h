@@ -23,6 +23,9 @@
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
+#include <string>
+
 namespace mlcc::portable {
 
 /// What a lowering gets for one op.
@@ -38,6 +41,22 @@ struct PortableOp {
   llvm::SmallVector<mlir::Value> operands;
   /// One memref per result of `op`, in order. Write-only.
   llvm::SmallVector<mlir::Value> results;
+  /// Run-time extents (graph/RunTimeExtents.h). For each result with dims
+  /// known only at run time (the outputs of nonzero, compress, unique,
+  /// non_max_suppression), a memref<rank x i64> where the lowering stores
+  /// the result's actual dims; null for the other results. Such a result's
+  /// buffer has the bound shape of its type, and the lowering writes it in
+  /// that (padded) layout: the elements of the actual extents, zeros in the
+  /// rest, so that ops reading the padding (gathers) stay in range. For
+  /// each operand with run-time extents, operandExtents holds its dims the
+  /// same way (read-only); null for the others.
+  llvm::SmallVector<mlir::Value> resultExtents, operandExtents;
+  /// Emits a run-time check at the builder's point: when `cond` (i1) holds,
+  /// the entry returns MLCC_SHAPE_MISMATCH with `what` after the node's
+  /// name. For scalar operands read at run time that must agree with the
+  /// static shapes the op was compiled for (a window's size, STFT's frame
+  /// length); the lowering still writes only inside its buffers.
+  std::function<void(mlir::Value cond, const std::string &what)> failIf;
 };
 
 /// Emits code computing `p.op`'s results. On an unsupported case (an
@@ -56,10 +75,14 @@ void registerPortableElementwise(PortableRegistry &registry);
 void registerPortableDataMovement(PortableRegistry &registry);
 void registerPortableReductions(PortableRegistry &registry);
 void registerPortableNN(PortableRegistry &registry);
-void registerPortableMisc(PortableRegistry &registry);
 void registerPortableFused(PortableRegistry &registry); // Fused.cpp
 void registerPortableFc(PortableRegistry &registry);    // NNFc.cpp
 void registerPortableStencil(PortableRegistry &registry); // Stencil.cpp
+void registerPortableResize(PortableRegistry &registry);  // Resize.cpp
+void registerPortableRecurrent(PortableRegistry &registry); // Recurrent.cpp
+void registerPortableSampling(PortableRegistry &registry); // Sampling.cpp
+void registerPortableSignal(PortableRegistry &registry);  // Signal.cpp
+void registerPortableDataDependent(PortableRegistry &registry); // DataDependent.cpp
 
 /// The element type buffers use for a tensor element type: unsigned
 /// integers become signless of the same width (arith is signless; the
