@@ -99,7 +99,9 @@ Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
   outputs.clear();
   for (uint32_t i = 0; i < desc->num_outputs; ++i) {
     const mlcc_model_tensor_desc &o = desc->outputs[i];
-    ref::Shape shape(o.dims, o.dims + o.rank);
+    // An output whose extents come from the data: a buffer of the bound.
+    const int64_t *dims = o.max_dims ? o.max_dims : o.dims;
+    ref::Shape shape(dims, dims + o.rank);
     outputs.emplace_back(static_cast<ref::DType>(o.dtype), shape);
     if (poisonArena)
       std::memset(outputs.back().raw(), 0xff, outputs.back().byteSize());
@@ -126,6 +128,8 @@ Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
         outPtrs.push_back(t.data);
       status = static_cast<mlcc_status>(
           desc->entry(aligned, weights, inPtrs.data(), outPtrs.data(), pool));
+      if (status == MLCC_OK)
+        mlcc_model_output_dims(desc, aligned, out.data());
     } else {
       status = mlcc_model_run_with_arena(desc, aligned, desc->arena_bytes,
                                          in.data(), out.data());
@@ -135,6 +139,15 @@ Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
   }
   if (status != MLCC_OK)
     return Status::error(mlcc_last_error_message());
+  // The dense tensors of the actual extents, at the start of the buffers.
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    if (!desc->outputs[i].max_dims)
+      continue;
+    ref::Tensor actual(outputs[i].dtype(),
+                       ref::Shape(out[i].dims, out[i].dims + out[i].rank));
+    std::memcpy(actual.raw(), outputs[i].raw(), actual.byteSize());
+    outputs[i] = std::move(actual);
+  }
   return Status::success();
 }
 

@@ -213,6 +213,14 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
       return failure();
     }
   }
+  if (host.entries.size() > 1 &&
+      llvm::any_of(host.entries, [](const HostEntry &e) {
+        return e.interface.outputDimsOffset != 0;
+      })) {
+    errors.push_back("outputs whose extents depend on the data cannot be "
+                     "compiled with several --dim values yet");
+    return failure();
+  }
   ModelInterface iface = mergeInterfaces(host.entries, firstMain);
   if (host.entries.size() > 1)
     for (const HostEntry &e : host.entries)

@@ -8,6 +8,7 @@
 
 #include "HeaderWriter.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <sstream>
@@ -134,6 +135,8 @@ std::string shapeText(const InterfaceTensor &t) {
     const InterfaceDim &d = t.dims[i];
     if (d.size >= 0)
       s += std::to_string(d.size);
+    else if (d.bound >= 0)
+      s += "<=" + std::to_string(d.bound);
     else if (d.symbol.empty())
       s += "?";
     else
@@ -221,6 +224,22 @@ void emitTensor(std::ostringstream &os, const std::string &pfx,
   uint64_t bytes;
   if (isStatic(t) && byteSize(t, d.size, bytes))
     os << "#define " << mac << "BYTES " << bytes << "u\n";
+  // Extents that come from the data: the most they can be, which the
+  // caller's buffer (and its dims) must hold; run() writes the actual ones.
+  if (std::any_of(t.dims.begin(), t.dims.end(),
+                  [](const InterfaceDim &d) { return d.bound >= 0; })) {
+    InterfaceTensor bound = t;
+    os << "static const int64_t " << fnPfx << kind << "_" << i
+       << "_max_dims[" << t.dims.size() << "] = {";
+    for (size_t k = 0; k < t.dims.size(); ++k) {
+      InterfaceDim &dim = bound.dims[k];
+      dim.size = dim.bound >= 0 ? dim.bound : dim.size;
+      os << (k ? ", " : "") << dim.size;
+    }
+    os << "};\n";
+    if (byteSize(bound, d.size, bytes))
+      os << "#define " << mac << "MAX_BYTES " << bytes << "u\n";
+  }
   os << "\n";
 }
 
@@ -380,8 +399,17 @@ bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
   os << "// Runs the model: inputs[" << mac << "NUM_INPUTS] and outputs[" << mac
      << "NUM_OUTPUTS]\n"
         "// in order. Every descriptor's dtype, rank and dims are checked";
+  bool runTimeExtents = false;
+  for (const InterfaceTensor &t : m.outputs)
+    for (const InterfaceDim &d : t.dims)
+      runTimeExtents |= d.bound >= 0;
   if (allStatic)
     os << ".\n";
+  else if (runTimeExtents)
+    os << "; an\n// output with max_dims has dims whose extents come from "
+          "the data: give it a\n// buffer and dims of at least max_dims; "
+          "run writes the actual dims and\n// the dense tensor of that "
+          "shape.\n";
   else
     os << "; the\n// dynamic dims (-1) are taken from the inputs, and the "
           "outputs' must match.\n";

@@ -24,6 +24,10 @@ struct InterfaceDim {
   /// The ONNX dim_param of a dynamic dim ("batch"), shown in comments; may
   /// be empty.
   std::string symbol;
+  /// For an output dim whose extent the run computes from the data (size
+  /// -1): the most it can be, which the caller's buffer must hold; -1
+  /// otherwise.
+  int64_t bound = -1;
 };
 
 /// One input or output tensor of a model.
@@ -44,6 +48,9 @@ struct ModelInterface {
   std::vector<InterfaceTensor> outputs;
   /// Activation arena bytes; only emitted when every shape is static.
   uint64_t arenaBytes = 0;
+  /// Where in the arena a run leaves every output's dims (int64_t each,
+  /// outputs in order), when some output has run-time extents.
+  uint64_t outputDimsOffset = 0;
   /// The weights live in a side file that create() reads, of weightsBytes
   /// data bytes (after its 64-byte header).
   bool externalWeights = false;

@@ -177,6 +177,12 @@ void HostBuilder::finishArena() {
   ArenaPlan plan = planArena(requests, kAlignment);
   for (auto [slot, offset] : llvm::zip(slots, plan.offsets))
     slot.offset.setValueAttr(b.getIndexAttr(offset));
+  if (outputDimsOffset) {
+    uint64_t offset = llvm::alignTo(plan.bytes, sizeof(int64_t));
+    outputDimsOffset.setValueAttr(b.getIndexAttr(offset));
+    entryResult.interface.outputDimsOffset = offset;
+    plan.bytes = offset + outputDimsCount * sizeof(int64_t);
+  }
   entryResult.interface.arenaBytes = plan.bytes;
   entryResult.arenaLowerBound = plan.lowerBound;
 

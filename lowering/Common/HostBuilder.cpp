@@ -11,6 +11,7 @@
 
 #include "HostBuilderImpl.h"
 #include "PortableLowering.h"
+#include "RunTimeExtents.h"
 
 #include "GraphDialect.h"
 #include "mlcc/Reference/MlirBridge.h"
@@ -219,8 +220,12 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
     return success();
 
   checkIndices(op);
-  switch (options.targetKernels ? target.lowerOp(op, *this)
-                                 : TargetLowering::Declined) {
+  // A data-dependent op's extents are the portable lowering's to compute.
+  bool ownExtents = llvm::any_of(op->getResults(), [](Value r) {
+    return llvm::is_contained(graph::extentSources(r), graph::kOwnExtent);
+  });
+  switch (options.targetKernels && !ownExtents ? target.lowerOp(op, *this)
+                                               : TargetLowering::Declined) {
   case TargetLowering::Lowered:
     return success();
   case TargetLowering::Failed:
@@ -244,8 +249,16 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
     if (!isa<NoneType>(operand.getType()) && !p.operands.back())
       return op->emitError() << describe(op) << ": operand has no buffer";
   }
-  for (Value result : op->getResults())
+  for (Value result : op->getResults()) {
     p.results.push_back(buffer(result));
+    p.resultExtents.push_back(
+        llvm::is_contained(graph::extentSources(result), graph::kOwnExtent)
+            ? extentBuffer(result)
+            : Value());
+  }
+  for (Value operand : op->getOperands())
+    p.operandExtents.push_back(
+        graph::hasRunTimeExtents(operand) ? extentBuffer(operand) : Value());
   Block::iterator at = b.getInsertionPoint();
   Operation *last =
       at == b.getInsertionBlock()->begin() ? nullptr : &*std::prev(at);
@@ -295,19 +308,14 @@ LogicalResult HostBuilder::build() {
       emitProfileHook(describe(&op));
     if (failed(lowerOp(&op)))
       return failure();
+    propagateExtents(&op);
   }
   step = opIndex[body.getTerminator()];
   if (options.profile)
     emitProfileHook("");
 
-  // Outputs that are not computed in place: copy them.
   currentLoc = body.getTerminator()->getLoc();
-  for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands())) {
-    Value dst = outputArg(i);
-    Value src = buffer(v);
-    if (src != dst)
-      b.create<memref::CopyOp>(currentLoc, src, dst);
-  }
+  finishOutputs(body.getTerminator());
   Value status =
       statusBuffer
           ? b.create<memref::LoadOp>(currentLoc, statusBuffer, ValueRange{})
@@ -330,8 +338,14 @@ LogicalResult HostBuilder::build() {
   FunctionType type = graph.getFunctionType();
   for (auto [i, t] : llvm::enumerate(type.getInputs()))
     iface.inputs.push_back(describeTensor(tensorName(graph, i, true), t));
-  for (auto [i, t] : llvm::enumerate(type.getResults()))
+  for (auto [i, t] : llvm::enumerate(type.getResults())) {
     iface.outputs.push_back(describeTensor(tensorName(graph, i, false), t));
+    for (int64_t d : graph::runTimeOutputDims(graph, i)) {
+      InterfaceDim &dim = iface.outputs.back().dims[d];
+      dim.bound = dim.size;
+      dim.size = -1;
+    }
+  }
   out.entries.push_back(std::move(entryResult));
   return success();
 }

@@ -131,6 +131,17 @@ private:
   /// (HostParallelLoops.cpp).
   void distributeParallelLoops(Operation *after);
   bool distributeParallelLoop(scf::ParallelOp loop);
+  // Run-time extents (HostExtents.cpp).
+  /// The i64 per dim holding `v`'s actual dims.
+  Value extentBuffer(Value v);
+  /// Dim `dim` of `v` as an i64: its run-time extent or its static size.
+  Value extent(Value v, int64_t dim);
+  /// Stores the extents of `op`'s results that come from its operands.
+  void propagateExtents(Operation *op);
+  void compactOutput(Value v, Value src, Value dst);
+  /// Writes the outputs from their buffers and, when some output has
+  /// run-time extents, every output's dims at the arena's end.
+  void finishOutputs(Operation *ret);
   std::string uniqueSymbol(StringRef kind, StringRef hint);
 
   func::FuncOp graph;
@@ -160,6 +171,10 @@ private:
   DenseMap<Value, Value> preset;
   DenseMap<Value, unsigned> slotOfView;
   DenseMap<Value, std::function<void(Value)>> deferred;
+  DenseMap<Value, Value> extentBuffers;
+  /// Where the outputs' dims go (set with the arena plan), and how many.
+  arith::ConstantIndexOp outputDimsOffset;
+  int64_t outputDimsCount = 0;
   std::vector<Slot> slots;
   HostEntry entryResult;
 };

@@ -11,6 +11,9 @@ namespace mlcc::lowering {
 
 namespace {
 
+/// runtime/include/mlcc/model.h's MLCC_MODEL_ABI_VERSION.
+constexpr uint32_t kModelABIVersion = 3;
+
 // The values of runtime/include/mlcc/tensor.h's mlcc_dtype.
 int32_t dtypeCode(const std::string &name) {
   static const char *const names[] = {"undefined", "f32", "f64", "f16", "bf16",
@@ -33,6 +36,7 @@ public:
 
 private:
   Constant *string(const std::string &s, const Twine &name);
+  Constant *int64Array(const std::vector<uint64_t> &values, const Twine &name);
   Constant *tensorTable(const std::vector<InterfaceTensor> &tensors,
                         StringRef kind);
   Function *defineInvoke(StringRef entry, const Twine &name);
@@ -57,27 +61,37 @@ Constant *APIWriter::string(const std::string &s, const Twine &name) {
   return gv;
 }
 
-// mlcc_model_tensor_desc[]: {name, dims, rank, dtype}.
+// An int64_t array in the object; null for no values.
+Constant *APIWriter::int64Array(const std::vector<uint64_t> &values,
+                                const Twine &name) {
+  if (values.empty())
+    return ConstantPointerNull::get(ptr);
+  Constant *init = ConstantDataArray::get(ctx, values);
+  return new GlobalVariable(m, init->getType(), true,
+                            GlobalValue::PrivateLinkage, init, name);
+}
+
+// mlcc_model_tensor_desc[]: {name, dims, rank, dtype, max_dims}.
 Constant *APIWriter::tensorTable(const std::vector<InterfaceTensor> &tensors,
                                  StringRef kind) {
-  StructType *descType = StructType::get(ctx, {ptr, ptr, i32, i32});
+  StructType *descType = StructType::get(ctx, {ptr, ptr, i32, i32, ptr});
   std::vector<Constant *> entries;
   for (auto [i, t] : llvm::enumerate(tensors)) {
     std::string base = prefix + kind.str() + std::to_string(i);
-    std::vector<uint64_t> dims;
-    for (const InterfaceDim &d : t.dims)
+    std::vector<uint64_t> dims, maxDims;
+    bool bounded = false;
+    for (const InterfaceDim &d : t.dims) {
       dims.push_back(static_cast<uint64_t>(d.size));
-    Constant *dimsPtr = ConstantPointerNull::get(ptr);
-    if (!dims.empty()) {
-      Constant *init = ConstantDataArray::get(ctx, dims);
-      dimsPtr = new GlobalVariable(m, init->getType(), true,
-                                   GlobalValue::PrivateLinkage, init,
-                                   base + "_dims");
+      maxDims.push_back(static_cast<uint64_t>(d.bound >= 0 ? d.bound : d.size));
+      bounded |= d.bound >= 0;
     }
     entries.push_back(ConstantStruct::get(
-        descType, {string(t.name, base + "_name"), dimsPtr,
-                   ConstantInt::get(i32, t.dims.size()),
-                   ConstantInt::get(i32, dtypeCode(t.dtype))}));
+        descType,
+        {string(t.name, base + "_name"), int64Array(dims, base + "_dims"),
+         ConstantInt::get(i32, t.dims.size()),
+         ConstantInt::get(i32, dtypeCode(t.dtype)),
+         bounded ? int64Array(maxDims, base + "_max_dims")
+                 : ConstantPointerNull::get(ptr)}));
   }
   if (entries.empty())
     return ConstantPointerNull::get(ptr);
@@ -134,13 +148,8 @@ Constant *APIWriter::variantTable(ArrayRef<HostEntry> entries) {
       for (const InterfaceTensor &t : *tensors)
         for (const InterfaceDim &d : t.dims)
           dims.push_back(static_cast<uint64_t>(d.size));
-    Constant *dimsPtr = ConstantPointerNull::get(ptr);
-    if (!dims.empty()) {
-      Constant *init = ConstantDataArray::get(ctx, dims);
-      dimsPtr = new GlobalVariable(m, init->getType(), true,
-                                   GlobalValue::PrivateLinkage, init,
-                                   prefix + "variant" + Twine(k) + "_dims");
-    }
+    Constant *dimsPtr =
+        int64Array(dims, prefix + "variant" + Twine(k) + "_dims");
     variants.push_back(ConstantStruct::get(
         variantType,
         {dimsPtr, ConstantInt::get(i64, e.interface.arenaBytes),
@@ -157,10 +166,11 @@ void APIWriter::write(ArrayRef<HostEntry> entries) {
   // descriptor's; several are its variants.
   bool variants = entries.size() > 1;
   StructType *descType = StructType::get(
-      ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64, i64, ptr});
+      ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64, i64, ptr, i64});
   Constant *desc = ConstantStruct::get(
       descType,
-      {ConstantInt::get(i32, 2), ConstantInt::get(i32, iface.inputs.size()),
+      {ConstantInt::get(i32, kModelABIVersion),
+       ConstantInt::get(i32, iface.inputs.size()),
        ConstantInt::get(i32, iface.outputs.size()),
        ConstantInt::get(i32, variants ? entries.size() : 0),
        string(iface.name, prefix + "name"), tensorTable(iface.inputs, "input"),
@@ -172,7 +182,8 @@ void APIWriter::write(ArrayRef<HostEntry> entries) {
        ConstantInt::get(i64,
                         iface.externalWeights ? iface.weightsFingerprint : 0),
        variants ? variantTable(entries)
-                : static_cast<Constant *>(ConstantPointerNull::get(ptr))});
+                : static_cast<Constant *>(ConstantPointerNull::get(ptr)),
+       ConstantInt::get(i64, iface.outputDimsOffset)});
   auto *descVar =
       new GlobalVariable(m, descType, true, GlobalValue::ExternalLinkage, desc,
                          modelDescriptorSymbol(iface));
@@ -227,7 +238,7 @@ void APIWriter::write(ArrayRef<HostEntry> entries) {
 
   // run_static(ctx, in..., out...): the pointers into two arrays; only for
   // static shapes, as the header declares it.
-  if (variants)
+  if (variants || iface.outputDimsOffset != 0)
     return;
   size_t numIn = iface.inputs.size(), numOut = iface.outputs.size();
   std::vector<Type *> params(1 + numIn + numOut, ptr);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct mlcc_model_context {
   const mlcc_model_desc *Desc; // the descriptor it was created for
@@ -76,14 +77,21 @@ static mlcc_status checkTensorDesc(const char *fn, const char *kind,
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: %s %u ('%s') has rank %d but no dims", fn,
                                kind, index, t->name, (int)t->rank);
-  // -1 ("given at run time") only where variants give the dims: the code
-  // is compiled for each shape it runs.
-  for (int32_t i = 0; i < t->rank; ++i)
-    if (t->dims[i] < (dynamic ? -1 : 0))
+  // -1 ("given at run time") only where variants give the dims (the code
+  // is compiled for each shape it runs) or, in an output, where max_dims
+  // bounds what the run computes.
+  if (t->max_dims && strcmp(kind, "output") != 0)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: %s %u ('%s') has max_dims", fn, kind,
+                               index, t->name);
+  for (int32_t i = 0; i < t->rank; ++i) {
+    bool bounded = t->max_dims && t->dims[i] == -1 && t->max_dims[i] >= 0;
+    if (t->dims[i] < (dynamic || bounded ? -1 : 0))
       return mlcc_last_error_set(
           MLCC_INVALID_ARGUMENT,
           "%s: %s %u ('%s') has a negative dim %d (%lld)", fn, kind, index,
           t->name, (int)i, (long long)t->dims[i]);
+  }
   size_t elementSize = mlcc_dtype_size((mlcc_dtype)t->dtype);
   if (elementSize == 0)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
@@ -454,6 +462,38 @@ static const mlcc_model_variant *selectVariant(const char *fn,
   return NULL;
 }
 
+// An output whose extents the run computes: its dtype and rank as usual,
+// and each dim at least max_dims (the caller's buffer holds the bound).
+static mlcc_status checkBoundedOutput(const mlcc_tensor *t,
+                                      const mlcc_model_tensor_desc *d,
+                                      const char *label) {
+  mlcc_status status =
+      mlcc_tensor_check(t, (mlcc_dtype)d->dtype, d->rank, NULL, label);
+  if (status != MLCC_OK)
+    return status;
+  for (int32_t i = 0; i < d->rank; ++i)
+    if (t->dims[i] < d->max_dims[i])
+      return mlcc_last_error_set(
+          MLCC_SHAPE_MISMATCH,
+          "%s: dim %d is %lld, but its extent comes from the data and may "
+          "be up to %lld: give a buffer of that size",
+          label, (int)i, (long long)t->dims[i], (long long)d->max_dims[i]);
+  return MLCC_OK;
+}
+
+void mlcc_model_output_dims(const mlcc_model_desc *desc, const void *arena,
+                            mlcc_tensor *outputs) {
+  const int64_t *dims =
+      (const int64_t *)((const char *)arena + desc->output_dims_offset);
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    const mlcc_model_tensor_desc *t = &desc->outputs[i];
+    for (int32_t d = 0; d < t->rank; ++d)
+      if (t->max_dims)
+        outputs[i].dims[d] = dims[d];
+    dims += t->rank;
+  }
+}
+
 // Checks each tensor against the descriptor (and the variant its inputs
 // choose) and calls the entry on their data: what mlcc_model_run and
 // mlcc_model_run_with_arena share.
@@ -492,14 +532,19 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
     for (uint32_t i = 0; i < desc->num_inputs; ++i)
       outputDims += desc->inputs[i].rank;
   }
+  bool runTimeExtents = false;
   for (uint32_t i = 0; i < desc->num_outputs; ++i) {
     const mlcc_model_tensor_desc *t = &desc->outputs[i];
     snprintf(label, sizeof(label), "output '%s'", t->name);
-    mlcc_status status = mlcc_tensor_check(
-        &outputs[i], (mlcc_dtype)t->dtype, t->rank,
-        outputDims ? outputDims : t->dims, label);
+    mlcc_status status =
+        t->max_dims ? checkBoundedOutput(&outputs[i], t, label)
+                    : mlcc_tensor_check(&outputs[i], (mlcc_dtype)t->dtype,
+                                        t->rank,
+                                        outputDims ? outputDims : t->dims,
+                                        label);
     if (status != MLCC_OK)
       return status;
+    runTimeExtents |= t->max_dims != NULL;
     if (outputDims)
       outputDims += t->rank;
   }
@@ -513,6 +558,8 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
     status = (mlcc_status)entry(arena, weights, p.Inputs, p.Outputs, pool);
   }
   pointersFree(&p);
+  if (status == MLCC_OK && runTimeExtents)
+    mlcc_model_output_dims(desc, arena, outputs);
   return status;
 }
 
@@ -555,6 +602,13 @@ mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
                                "%s: model '%s' has dynamic dims; run it with "
                                "tensor descriptors",
                                fn, desc->name);
+  for (uint32_t i = 0; i < desc->num_outputs; ++i)
+    if (desc->outputs[i].max_dims)
+      return mlcc_last_error_set(
+          MLCC_UNSUPPORTED,
+          "%s: output '%s' of model '%s' has extents that depend on the data; "
+          "run it with tensor descriptors",
+          fn, desc->outputs[i].name, desc->name);
   if (desc->num_inputs > 0 && !inputs)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: inputs is NULL (the model has %u)", fn,

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Passes.h"
+#include "PatternUtils.h"
 
 #include "GraphDialect.h"
 #include "RunTimeExtents.h"
@@ -128,14 +129,9 @@ dataDependentBounds(Operation *op) {
 /// matching place along every dim that has a run-time extent: computing
 /// them over the bound gives the right elements inside the extent.
 bool movesElementsOnly(Operation *op) {
-  return isa<AbsOp, CastOp, CeilOp, CeluOp, ClipOp, CosOp, EluOp, ErfOp, ExpOp,
-             FloorOp, GeluOp, HardSigmoidOp, HardSwishOp, IdentityOp, IsNaNOp,
-             LeakyReluOp, LogOp, NegOp, NotOp, ReciprocalOp, ReluOp, RoundOp,
-             SeluOp, SigmoidOp, SignOp, SinOp, SoftplusOp, SoftsignOp, SqrtOp,
-             TanhOp, ThresholdedReluOp, AddOp, SubOp, MulOp, DivOp, PowOp,
-             ModOp, MaxOp, MinOp, AndOp, OrOp, XorOp, EqualOp, LessOp,
-             GreaterOp, LessOrEqualOp, GreaterOrEqualOp, WhereOp, GatherOp,
-             GatherNDOp, GatherElementsOp, TransposeOp, SqueezeOp,
+  return isElementwise(op) ||
+         isa<ModOp, MaxOp, MinOp, XorOp, LessOrEqualOp, GreaterOrEqualOp,
+             GatherOp, GatherNDOp, GatherElementsOp, TransposeOp, SqueezeOp,
              UnsqueezeOp, ReshapeOp, FlattenOp>(op);
 }
 
@@ -229,10 +225,13 @@ LogicalResult boundOp(Operation *op) {
     }
     return success();
   }
+  // Ops in a region read values of the enclosing block too.
   Value extentOperand;
-  for (Value v : op->getOperands())
-    if (hasRunTimeExtents(v))
-      extentOperand = v;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (hasRunTimeExtents(v))
+        extentOperand = v;
+  });
   if (!extentOperand)
     return success();
   if (op->getNumRegions() != 0 || !movesElementsOnly(op)) {

@@ -1,8 +1,8 @@
 //===- PatternUtils.h - Small matchers the fusion passes share --*- C++ -*-===//
 //
 // The questions every fusion pass asks while walking a group of ops: is
-// this value used once, what is the binary op's other operand, what is this
-// constant's data.
+// this value used once, what is the binary op's other operand, is this op
+// elementwise, what is this constant's data.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +26,19 @@ inline mlir::Value otherOperand(mlir::Operation *op, mlir::Value v) {
   if (op->getOperand(1) == v)
     return op->getOperand(0);
   return nullptr;
+}
+
+/// Ops that compute each output element from the same element of each
+/// operand (operands of the output's shape; size-1 ones broadcast).
+inline bool isElementwise(mlir::Operation *op) {
+  return op->getNumResults() == 1 &&
+         mlir::isa<AbsOp, CastOp, CeilOp, CeluOp, ClipOp, CosOp, EluOp, ErfOp,
+                   ExpOp, FloorOp, GeluOp, HardSigmoidOp, HardSwishOp,
+                   IdentityOp, IsNaNOp, LeakyReluOp, LogOp, NegOp, NotOp,
+                   ReciprocalOp, ReluOp, RoundOp, SeluOp, SigmoidOp, SignOp,
+                   SinOp, SoftplusOp, SoftsignOp, SqrtOp, TanhOp,
+                   ThresholdedReluOp, AddOp, SubOp, MulOp, DivOp, PowOp, AndOp,
+                   OrOp, EqualOp, LessOp, GreaterOp, WhereOp>(op);
 }
 
 /// The data of `v` when it is a graph.constant of f32 elements.

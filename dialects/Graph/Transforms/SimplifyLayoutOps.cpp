@@ -226,18 +226,6 @@ bool simplifyTranspose(Operation *op) {
 // Sinking a transpose below elementwise ops
 //===----------------------------------------------------------------------===//
 
-/// Ops that compute each output element from the same element of each
-/// operand (operands of the output's shape; size-1 ones broadcast).
-bool isElementwise(Operation *op) {
-  return op->getNumResults() == 1 &&
-         isa<AbsOp, CastOp, CeilOp, CeluOp, ClipOp, CosOp, EluOp, ErfOp, ExpOp,
-             FloorOp, GeluOp, HardSigmoidOp, HardSwishOp, IdentityOp, IsNaNOp,
-             LeakyReluOp, LogOp, NegOp, NotOp, ReciprocalOp, ReluOp, RoundOp,
-             SeluOp, SigmoidOp, SignOp, SinOp, SoftplusOp, SoftsignOp, SqrtOp,
-             TanhOp, ThresholdedReluOp, AddOp, SubOp, MulOp, DivOp, PowOp,
-             AndOp, OrOp, EqualOp, LessOp, GreaterOp, WhereOp>(op);
-}
-
 /// How `op`'s operands would sink a transpose with `perm`: true when each
 /// operand is either none, a value of one element whose rank is at most the
 /// result's (broadcasting it ignores the layout), or a transpose with

@@ -11,7 +11,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include <limits>
+#include <string>
 
 using namespace mlir;
 
@@ -29,19 +33,65 @@ Type elementTypeOf(Value buffer) {
 // graph.range
 //===----------------------------------------------------------------------===//
 
+/// Emits the run-time check that start, limit and delta (widened to f64 or
+/// i64) give the `n` elements of the static result, counted as the
+/// reference does: max(ceil((limit - start) / delta), 0), in double for
+/// floats, which must be finite with a non-zero delta, and as a ceiling
+/// division in int64 for integers, whose delta must be non-zero.
+void checkRangeLength(PortableOp &p, Value start, Value limit, Value delta,
+                      int64_t n) {
+  OpBuilder &b = p.b;
+  Location loc = p.loc;
+  Type t = start.getType();
+  Value bad;
+  auto orInto = [&](Value c) {
+    bad = bad ? b.create<arith::OrIOp>(loc, bad, c) : c;
+  };
+  if (isa<FloatType>(t)) {
+    auto f64 = [&](double v) -> Value {
+      return b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(v));
+    };
+    // Unordered predicates: a NaN fails too.
+    for (Value v : {start, limit, delta})
+      orInto(b.create<arith::CmpFOp>(
+          loc, arith::CmpFPredicate::UGE, b.create<math::AbsFOp>(loc, v),
+          f64(std::numeric_limits<double>::infinity())));
+    orInto(
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UEQ, delta, f64(0)));
+    Value q = b.create<math::CeilOp>(
+        loc, b.create<arith::DivFOp>(
+                 loc, b.create<arith::SubFOp>(loc, limit, start), delta));
+    Value count = b.create<arith::MaximumFOp>(loc, q, f64(0));
+    orInto(b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, count,
+                                   f64(static_cast<double>(n))));
+  } else {
+    Value zero = b.create<arith::ConstantIntOp>(loc, 0, 64);
+    Value isZero =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, delta, zero);
+    // A zero delta fails; divide by 1 instead so that the check itself
+    // does not trap.
+    Value divisor = b.create<arith::SelectOp>(
+        loc, isZero, b.create<arith::ConstantIntOp>(loc, 1, 64), delta);
+    Value q = b.create<arith::CeilDivSIOp>(
+        loc, b.create<arith::SubIOp>(loc, limit, start), divisor);
+    Value count = b.create<arith::MaxSIOp>(loc, q, zero);
+    orInto(isZero);
+    orInto(b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, count,
+                                   b.create<arith::ConstantIntOp>(loc, n, 64)));
+  }
+  p.failIf(bad, "start, limit and delta do not give the " + std::to_string(n) +
+                    " elements the model was compiled for");
+}
+
 LogicalResult lowerRange(PortableOp &p) {
   Value out = p.results[0];
   Type t = elementTypeOf(out);
   int64_t n = numElements(shapeOf(out));
   if (shapeOf(out).size() != 1)
     return p.op->emitError("range: result must be 1-D");
-  if (n == 0)
-    return success();
-  for (unsigned i : {0u, 2u})
+  for (unsigned i : {0u, 1u, 2u})
     if (numElements(shapeOf(p.operands[i])) != 1)
-      return p.op->emitError("range: start and delta must be scalars");
-  Value start = loadAt(p.b, p.loc, p.operands[0], 0);
-  Value delta = loadAt(p.b, p.loc, p.operands[2], 0);
+      return p.op->emitError("range: start, limit and delta must be scalars");
   bool isUnsigned = isUnsignedValue(p.op->getResult(0));
   // The reference computes start + i * delta in double for floats and in
   // int64 for integers, then converts to the element type.
@@ -51,25 +101,31 @@ LogicalResult lowerRange(PortableOp &p) {
       return t.isF64() ? v : p.b.create<arith::ExtFOp>(p.loc, wide, v);
     return toI64(p.b, p.loc, v, isUnsigned);
   };
-  start = widen(start);
-  delta = widen(delta);
-  loopNest(p.b, p.loc, {n}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
-    Value i = b.create<arith::IndexCastOp>(loc, b.getI64Type(), ivs[0]);
-    Value v;
-    if (isa<FloatType>(t)) {
-      Value fi = b.create<arith::SIToFPOp>(loc, wide, i);
-      v = b.create<arith::AddFOp>(loc, start,
-                                  b.create<arith::MulFOp>(loc, fi, delta));
-      if (!t.isF64())
-        v = b.create<arith::TruncFOp>(loc, t, v);
-    } else {
-      v = b.create<arith::AddIOp>(loc, start,
-                                  b.create<arith::MulIOp>(loc, i, delta));
-      if (t != wide)
-        v = b.create<arith::TruncIOp>(loc, t, v);
-    }
-    b.create<memref::StoreOp>(loc, v, out, ivs);
-  });
+  Value start = widen(loadAt(p.b, p.loc, p.operands[0], 0));
+  Value limit = widen(loadAt(p.b, p.loc, p.operands[1], 0));
+  Value delta = widen(loadAt(p.b, p.loc, p.operands[2], 0));
+  // The length is static; the scalars are read at run time and must agree.
+  checkRangeLength(p, start, limit, delta, n);
+  if (n == 0)
+    return success();
+  parallelNest(
+      p.b, p.loc, {n}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        Value i = b.create<arith::IndexCastOp>(loc, b.getI64Type(), ivs[0]);
+        Value v;
+        if (isa<FloatType>(t)) {
+          Value fi = b.create<arith::SIToFPOp>(loc, wide, i);
+          v = b.create<arith::AddFOp>(loc, start,
+                                      b.create<arith::MulFOp>(loc, fi, delta));
+          if (!t.isF64())
+            v = b.create<arith::TruncFOp>(loc, t, v);
+        } else {
+          v = b.create<arith::AddIOp>(loc, start,
+                                      b.create<arith::MulIOp>(loc, i, delta));
+          if (t != wide)
+            v = b.create<arith::TruncIOp>(loc, t, v);
+        }
+        b.create<memref::StoreOp>(loc, v, out, ivs);
+      });
   return success();
 }
 
@@ -86,7 +142,7 @@ LogicalResult lowerEyeLike(PortableOp &p) {
   Value zero = zeroOf(p.b, p.loc, t), one = oneOf(p.b, p.loc, t);
   Value k = indexConst(p.b, p.loc, intAttr(p.op, "k", 0));
   // Ones where j - i == k.
-  loopNest(p.b, p.loc, s, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+  parallelNest(p.b, p.loc, s, [&](OpBuilder &b, Location loc, ValueRange ivs) {
     Value diff = b.create<arith::SubIOp>(loc, ivs[1], ivs[0]);
     Value on = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, diff, k);
     Value v = b.create<arith::SelectOp>(loc, on, one, zero);

@@ -31,16 +31,22 @@ MLCC_EXTERN_C_BEGIN
 
 /// The descriptor layout this runtime understands. A model compiled for
 /// another version is rejected with MLCC_UNSUPPORTED, never misread.
-#define MLCC_MODEL_ABI_VERSION 2
+#define MLCC_MODEL_ABI_VERSION 3
 
-/// One input or output of a model. 24 bytes on 64-bit targets.
+/// One input or output of a model. 32 bytes on 64-bit targets.
 typedef struct mlcc_model_tensor_desc {
   const char *name;     ///< the ONNX name, for messages
   /// rank extents, >= 0, or -1 for a dim the model's variants give (see
-  /// mlcc_model_variant); NULL when rank is 0
+  /// mlcc_model_variant) or, for an output with max_dims, a dim whose
+  /// extent the run computes from the data; NULL when rank is 0
   const int64_t *dims;
   int32_t rank;
   int32_t dtype;        ///< an mlcc_dtype value
+  /// For an output whose extents depend on the data (NonZero, Unique, ...):
+  /// per dim, the most it can be (the static size where dims has one); the
+  /// caller's buffer must hold that shape, and a run writes the actual
+  /// extents into the caller's dims. NULL otherwise.
+  const int64_t *max_dims;
 } mlcc_model_tensor_desc;
 
 /// The compiled code of a model: computes the outputs from the inputs using
@@ -66,7 +72,7 @@ typedef struct mlcc_model_variant {
   mlcc_model_entry_fn entry;
 } mlcc_model_variant;
 
-/// A compiled model, as its object file defines it. 80 bytes.
+/// A compiled model, as its object file defines it. 88 bytes.
 /// With num_variants == 0 every dim is static and `entry` runs the model.
 /// Otherwise `entry` is NULL, the tensors' dynamic dims are -1, and a run
 /// takes the first variant whose input dims are the caller's; arena_bytes
@@ -88,6 +94,9 @@ typedef struct mlcc_model_desc {
   /// model, or of another compile of this one, is refused.
   uint64_t weights_fingerprint;
   const mlcc_model_variant *variants; ///< num_variants of them, or NULL
+  /// With outputs that have max_dims: where in the arena the entry leaves
+  /// every output's dims after a run (int64_t each, outputs in order).
+  uint64_t output_dims_offset;
 } mlcc_model_desc;
 
 /// The header of a weights file (`mlcc compile --weights external`): 64
@@ -136,8 +145,12 @@ MLCC_API void mlcc_model_destroy(mlcc_model_context *ctx);
 /// Checks every input and output descriptor against `desc` (dtype, rank,
 /// dims, data pointers; "input 'x': expected 4 dims, got 3") and runs the
 /// model in the context's arena. With dynamic dims the inputs' choose the
-/// variant, and the outputs must have that variant's dims. `ctx` must come from mlcc_model_create
-/// with the same `desc` (MLCC_INVALID_ARGUMENT otherwise).
+/// variant, and the outputs must have that variant's dims. An output
+/// whose descriptor has max_dims is given with dims of at least those (the
+/// capacity of its buffer); on success its dims hold the actual extents
+/// and its data the dense tensor of that shape. `ctx` must come from
+/// mlcc_model_create with the same `desc` (MLCC_INVALID_ARGUMENT
+/// otherwise).
 MLCC_API mlcc_status mlcc_model_run(const mlcc_model_desc *desc,
                                     mlcc_model_context *ctx,
                                     const mlcc_tensor *inputs,
@@ -145,8 +158,9 @@ MLCC_API mlcc_status mlcc_model_run(const mlcc_model_desc *desc,
 
 /// As mlcc_model_run with raw data pointers whose shapes are the
 /// descriptor's: only NULLs are checked (a NULL pointer is allowed for a
-/// tensor with no elements). Only for models without dynamic dims
-/// (MLCC_UNSUPPORTED otherwise).
+/// tensor with no elements). Only for models without dynamic dims and
+/// without outputs whose extents depend on the data (MLCC_UNSUPPORTED
+/// otherwise: there would be no dims to say them).
 MLCC_API mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
                                              mlcc_model_context *ctx,
                                              const void *const *inputs,
@@ -160,6 +174,12 @@ MLCC_API mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc,
                                                void *arena, size_t arena_size,
                                                const mlcc_tensor *inputs,
                                                mlcc_tensor *outputs);
+
+/// After a successful run of `desc`'s entry in `arena` (what mlcc_model_run
+/// does; for callers of the entry itself): writes the actual extents of
+/// every output with max_dims into outputs[i].dims.
+MLCC_API void mlcc_model_output_dims(const mlcc_model_desc *desc,
+                                     const void *arena, mlcc_tensor *outputs);
 
 /// Records a data-dependent failure from inside generated code ("node 'g'
 /// (Gather): index 7 out of range [-5, 5)") and returns `status`.

@@ -130,12 +130,13 @@ mlcc_status createFails(const mlcc_model_desc &desc) {
 
 TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   // The compiler writes these structs as constant data, field by offset.
-  CHECK(sizeof(mlcc_model_tensor_desc) == 24);
+  CHECK(sizeof(mlcc_model_tensor_desc) == 32);
   CHECK(offsetof(mlcc_model_tensor_desc, name) == 0);
   CHECK(offsetof(mlcc_model_tensor_desc, dims) == 8);
   CHECK(offsetof(mlcc_model_tensor_desc, rank) == 16);
   CHECK(offsetof(mlcc_model_tensor_desc, dtype) == 20);
-  CHECK(sizeof(mlcc_model_desc) == 80);
+  CHECK(offsetof(mlcc_model_tensor_desc, max_dims) == 24);
+  CHECK(sizeof(mlcc_model_desc) == 88);
   CHECK(offsetof(mlcc_model_desc, abi_version) == 0);
   CHECK(offsetof(mlcc_model_desc, num_inputs) == 4);
   CHECK(offsetof(mlcc_model_desc, num_outputs) == 8);
@@ -148,10 +149,11 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_desc, weights_bytes) == 56);
   CHECK(offsetof(mlcc_model_desc, weights_fingerprint) == 64);
   CHECK(offsetof(mlcc_model_desc, variants) == 72);
+  CHECK(offsetof(mlcc_model_desc, output_dims_offset) == 80);
   CHECK(sizeof(mlcc_model_variant) == 24);
   CHECK(offsetof(mlcc_model_variant, arena_bytes) == 8);
   CHECK(offsetof(mlcc_model_variant, entry) == 16);
-  CHECK(MLCC_MODEL_ABI_VERSION == 2);
+  CHECK(MLCC_MODEL_ABI_VERSION == 3);
   // The weights file's header, as lowering/Common/CompileModel.cpp writes it.
   CHECK(sizeof(mlcc_weights_header) == 64);
   CHECK(offsetof(mlcc_weights_header, header_bytes) == 8);
@@ -231,7 +233,7 @@ TEST_CASE("create rejects a malformed descriptor", "[runtime][model]") {
     CHECK(createFails(d) == MLCC_UNSUPPORTED);
     CHECK(lastError() ==
           "mlcc_model_create: the model was compiled for model ABI version 1, "
-          "but this runtime supports version 2; rebuild the model with a "
+          "but this runtime supports version 3; rebuild the model with a "
           "matching mlcc");
   }
   SECTION("no name") {
@@ -586,4 +588,96 @@ TEST_CASE("model_fail records text, not a format", "[runtime][model]") {
   std::string longText(2000, 'm');
   CHECK(mlcc_model_fail(MLCC_INTERNAL, longText.c_str()) == MLCC_INTERNAL);
   CHECK(lastError().size() < 2000);
+}
+
+namespace {
+
+// A model whose output has a run-time extent, as the compiler writes one:
+// y = the positive elements of x (at most kCount), its extent left at
+// output_dims_offset in the arena.
+constexpr uint64_t kPositivesDimsOffset = 64;
+
+int32_t positivesEntry(void *arena, const void *, const void *const *inputs,
+                       void *const *outputs, mlcc_threadpool *) {
+  const float *x = static_cast<const float *>(inputs[0]);
+  float *y = static_cast<float *>(outputs[0]);
+  int64_t n = 0;
+  for (int64_t i = 0; i < kCount; ++i)
+    if (x[i] > 0)
+      y[n++] = x[i];
+  int64_t *dims = reinterpret_cast<int64_t *>(static_cast<char *>(arena) +
+                                              kPositivesDimsOffset);
+  dims[0] = n;
+  return MLCC_OK;
+}
+
+const int64_t kFlatDims[] = {kCount};
+const int64_t kRunTimeDims[] = {-1};
+const mlcc_model_tensor_desc kPositivesInputs[] = {
+    {"x", kFlatDims, 1, MLCC_DTYPE_F32}};
+const mlcc_model_tensor_desc kPositivesOutputs[] = {
+    {"y", kRunTimeDims, 1, MLCC_DTYPE_F32, kFlatDims}};
+
+mlcc_model_desc positivesDesc() {
+  mlcc_model_desc d{};
+  d.abi_version = MLCC_MODEL_ABI_VERSION;
+  d.num_inputs = 1;
+  d.num_outputs = 1;
+  d.name = "positives";
+  d.inputs = kPositivesInputs;
+  d.outputs = kPositivesOutputs;
+  d.arena_bytes = kPositivesDimsOffset + sizeof(int64_t);
+  d.entry = positivesEntry;
+  d.output_dims_offset = kPositivesDimsOffset;
+  return d;
+}
+
+} // namespace
+
+TEST_CASE("an output's run-time extent reaches the caller's dims",
+          "[runtime][model]") {
+  mlcc_model_desc d = positivesDesc();
+  Context c(nullptr, &d);
+  float x[kCount] = {1, -2, 3, -4, 5, 0};
+  float y[kCount] = {};
+  int64_t xDims[1] = {kCount};
+  mlcc_tensor in{x, xDims, 1, MLCC_DTYPE_F32};
+  SECTION("a buffer of the bound gets the actual extent") {
+    int64_t yDims[1] = {kCount};
+    mlcc_tensor out{y, yDims, 1, MLCC_DTYPE_F32};
+    REQUIRE(mlcc_model_run(&d, c.ctx, &in, &out) == MLCC_OK);
+    CHECK(yDims[0] == 3);
+    CHECK(y[0] == 1);
+    CHECK(y[1] == 3);
+    CHECK(y[2] == 5);
+    // The next run starts from the capacity again, not the last extent.
+    x[1] = 2;
+    yDims[0] = kCount;
+    REQUIRE(mlcc_model_run(&d, c.ctx, &in, &out) == MLCC_OK);
+    CHECK(yDims[0] == 4);
+  }
+  SECTION("a buffer smaller than the bound is refused") {
+    int64_t yDims[1] = {2};
+    mlcc_tensor out{y, yDims, 1, MLCC_DTYPE_F32};
+    CHECK(mlcc_model_run(&d, c.ctx, &in, &out) == MLCC_SHAPE_MISMATCH);
+    CHECK(lastError() == "output 'y': dim 0 is 2, but its extent comes from "
+                         "the data and may be up to 6: give a buffer of that "
+                         "size");
+    CHECK(yDims[0] == 2);
+  }
+  SECTION("raw pointers cannot say the extent") {
+    const void *ins[] = {x};
+    void *outs[] = {y};
+    CHECK(mlcc_model_run_pointers(&d, c.ctx, ins, outs) == MLCC_UNSUPPORTED);
+    CHECK(lastError() == "mlcc_positives_run_static: output 'y' of model "
+                         "'positives' has extents that depend on the data; "
+                         "run it with tensor descriptors");
+  }
+  SECTION("max_dims on an input is a broken descriptor") {
+    mlcc_model_tensor_desc inputs[] = {{"x", kFlatDims, 1, MLCC_DTYPE_F32,
+                                        kFlatDims}};
+    d.inputs = inputs;
+    CHECK(createFails(d) == MLCC_INVALID_ARGUMENT);
+    CHECK(lastError() == "mlcc_positives_create: input 0 ('x') has max_dims");
+  }
 }
