@@ -11,7 +11,7 @@ TargetLowering selectKernel(Operation *op, OpLoweringContext &ctx,
   for (auto select :
        {selectEltwise, selectGemm, selectConv, selectPool, selectNormalization,
         selectEmbedLayerNorm, selectAttention, selectReduce, selectStencil,
-        selectLrn, selectGather}) {
+        selectLrn, selectGather, selectRecurrent, selectResize}) {
     TargetLowering result = select(op, ctx, state);
     if (result != TargetLowering::Declined)
       return result;

@@ -56,6 +56,10 @@ TargetLowering selectLrn(mlir::Operation *op, OpLoweringContext &ctx,
                          SelectionState &state);
 TargetLowering selectGather(mlir::Operation *op, OpLoweringContext &ctx,
                             SelectionState &state);
+TargetLowering selectResize(mlir::Operation *op, OpLoweringContext &ctx,
+                            SelectionState &state);
+TargetLowering selectRecurrent(mlir::Operation *op, OpLoweringContext &ctx,
+                               SelectionState &state);
 
 /// The unary op `op` as a chain element (relu, clip with constant bounds,
 /// leaky_relu, sigmoid, ...); false for anything else.

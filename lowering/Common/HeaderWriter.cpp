@@ -229,8 +229,8 @@ void emitTensor(std::ostringstream &os, const std::string &pfx,
   if (std::any_of(t.dims.begin(), t.dims.end(),
                   [](const InterfaceDim &d) { return d.bound >= 0; })) {
     InterfaceTensor bound = t;
-    os << "static const int64_t " << fnPfx << kind << "_" << i
-       << "_max_dims[" << t.dims.size() << "] = {";
+    os << "static const int64_t " << fnPfx << kind << "_" << i << "_max_dims["
+       << t.dims.size() << "] = {";
     for (size_t k = 0; k < t.dims.size(); ++k) {
       InterfaceDim &dim = bound.dims[k];
       dim.size = dim.bound >= 0 ? dim.bound : dim.size;

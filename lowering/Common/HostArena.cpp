@@ -14,6 +14,7 @@
 #include "GraphDialect.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 
@@ -148,20 +149,28 @@ Value HostBuilder::buffer(Value v) {
   return nullptr;
 }
 
-Value HostBuilder::address(Value buf) {
-  // The pointer of a view is its source's plus the byte shift, computed
-  // here: MLIR 19's lowering of extract_aligned_pointer_as_index on a
-  // memref.view returns the source's pointer, without the shift.
+Value alignedPointer(OpBuilder &b, Location loc, Value m) {
+  // MLIR 19's lowering of extract_aligned_pointer_as_index on a memref.view
+  // returns the source's pointer, without the shift: it is added here.
+  // Other view-like ops keep their source's pointer (the position is in the
+  // layout's offset).
   Value shift;
-  if (auto view = buf.getDefiningOp<memref::ViewOp>()) {
-    shift = view.getByteShift();
-    buf = view.getSource();
+  while (auto viewLike = m.getDefiningOp<ViewLikeOpInterface>()) {
+    if (auto view = dyn_cast<memref::ViewOp>(viewLike.getOperation())) {
+      shift = view.getByteShift();
+      m = view.getSource();
+      break;
+    }
+    m = viewLike.getViewSource();
   }
-  Value index =
-      b.create<memref::ExtractAlignedPointerAsIndexOp>(currentLoc, buf);
+  Value index = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, m);
   if (shift)
-    index = b.create<arith::AddIOp>(currentLoc, index, shift);
-  return b.create<arith::IndexCastOp>(currentLoc, b.getI64Type(), index);
+    index = b.create<arith::AddIOp>(loc, index, shift);
+  return b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
+}
+
+Value HostBuilder::address(Value buf) {
+  return alignedPointer(b, currentLoc, buf);
 }
 
 Value HostBuilder::scratch(MemRefType type) {

@@ -25,6 +25,10 @@ using namespace mlir;
 /// (reshape, flatten, squeeze, unsqueeze, identity).
 bool isAliasOp(Operation *op);
 
+/// The aligned pointer of memref `m`'s descriptor as an i64: for a buffer
+/// of identity layout, the address of its first element.
+Value alignedPointer(OpBuilder &b, Location loc, Value m);
+
 /// Of every arena buffer, weight and weights-file range.
 constexpr uint64_t kAlignment = 64;
 

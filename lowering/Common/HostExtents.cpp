@@ -52,8 +52,7 @@ void HostBuilder::propagateExtents(Operation *op) {
                     : extent(op->getOperand(graph::extentOperand(s)),
                              graph::extentOperandDim(s));
       Value at = b.create<arith::ConstantIndexOp>(currentLoc, d);
-      b.create<memref::StoreOp>(currentLoc, v, extentBuffer(r),
-                                ValueRange{at});
+      b.create<memref::StoreOp>(currentLoc, v, extentBuffer(r), ValueRange{at});
     }
   }
 }
@@ -69,8 +68,8 @@ void HostBuilder::compactOutput(Value v, Value src, Value dst) {
   Value zero = b.create<arith::ConstantIndexOp>(currentLoc, 0);
   Value one = b.create<arith::ConstantIndexOp>(currentLoc, 1);
   for (int64_t d = 0; d < rank; ++d) {
-    extents.push_back(b.create<arith::IndexCastOp>(
-        currentLoc, b.getIndexType(), extent(v, d)));
+    extents.push_back(b.create<arith::IndexCastOp>(currentLoc, b.getIndexType(),
+                                                   extent(v, d)));
     lbs.push_back(zero);
     steps.push_back(one);
   }
@@ -101,10 +100,10 @@ void HostBuilder::finishOutputs(Operation *ret) {
         sources, [](int64_t s) { return s != graph::kStaticExtent; });
     anyRunTime |= runTime;
     // Padding along the first dim only is already the dense tensor's tail.
-    bool inner = runTime && llvm::any_of(llvm::drop_begin(sources),
-                                         [](int64_t s) {
-                                           return s != graph::kStaticExtent;
-                                         });
+    bool inner =
+        runTime && llvm::any_of(llvm::drop_begin(sources), [](int64_t s) {
+          return s != graph::kStaticExtent;
+        });
     if (inner)
       compactOutput(v, src, dst);
     else if (src != dst)

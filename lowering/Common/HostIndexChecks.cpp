@@ -16,6 +16,7 @@
 #include "HostBuilderImpl.h"
 
 #include "GraphDialect.h"
+#include "RunTimeExtents.h"
 #include "mlcc/status.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -32,8 +33,11 @@ struct IndexUse {
   unsigned indices = 0;
   /// The dim sizes an index at position p of a tuple may address, cycled
   /// over the indices' last dim (one dim for every op but gather_nd and
-  /// scatter_nd).
+  /// scatter_nd), and which dims of operand `data` they are (whose
+  /// run-time extents, where they have them, are the real ranges).
   SmallVector<int64_t> bounds;
+  unsigned data = 0;
+  SmallVector<int64_t> dataDims;
   std::string what;
 };
 
@@ -58,6 +62,7 @@ std::optional<IndexUse> indexUse(Operation *op) {
       return std::nullopt;
     use.indices = 1;
     use.bounds = {data[axis]};
+    use.dataDims = {axis};
     use.what = "axis " + std::to_string(axis);
     return use;
   }
@@ -71,12 +76,16 @@ std::optional<IndexUse> indexUse(Operation *op) {
     use.indices = 1;
     use.bounds.assign(data.begin() + batch,
                       data.begin() + batch + indices.back());
+    for (int64_t d = 0; d < indices.back(); ++d)
+      use.dataDims.push_back(batch + d);
     use.what = "the index tuples' dims";
     return use;
   }
   if (name == "embed_layer_norm") {
     use.indices = 0;
     use.bounds = {shapeOf(1)[0]};
+    use.data = 1;
+    use.dataDims = {0};
     use.what = "the table's rows";
     return use;
   }
@@ -111,6 +120,17 @@ void HostBuilder::checkIndices(Operation *op) {
   auto index = [&](int64_t v) {
     return b.create<arith::ConstantIndexOp>(loc, v).getResult();
   };
+  // Where the data has run-time extents, they are the ranges; where the
+  // indices have them, only the tuples inside are indices (the rest is
+  // padding).
+  SmallVector<Value> ranges;
+  for (int64_t dim : use->dataDims)
+    ranges.push_back(extent(op->getOperand(use->data), dim));
+  bool paddedIndices = graph::hasRunTimeExtents(indices);
+  // The dims that count tuples: all but the tuples' own (gather_nd's last).
+  ArrayRef<int64_t> tupleDims = type.getShape();
+  if (isa<graph::GatherNDOp, graph::ScatterNDOp>(op))
+    tupleDims = tupleDims.drop_back();
   Value none = b.create<arith::ConstantIntOp>(loc, 0, 1);
   auto loop = b.create<scf::ForOp>(loc, index(0),
                                    index(type.getNumElements() / tuple),
@@ -121,19 +141,39 @@ void HostBuilder::checkIndices(Operation *op) {
     Value bad = loop.getRegionIterArgs()[0];
     Value base = b.create<arith::MulIOp>(loc, loop.getInductionVar(),
                                          index(tuple));
-    for (auto [j, bound] : llvm::enumerate(use->bounds)) {
+    // Whether tuple t lies inside the indices' extents.
+    Value inside;
+    if (paddedIndices) {
+      inside = b.create<arith::ConstantIntOp>(loc, 1, 1);
+      Value rest = loop.getInductionVar();
+      for (int64_t d = tupleDims.size(); d-- > 0;) {
+        Value size = index(tupleDims[d]);
+        Value coord = b.create<arith::RemUIOp>(loc, rest, size);
+        rest = b.create<arith::DivUIOp>(loc, rest, size);
+        Value extentD = b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                                     extent(indices, d));
+        inside = b.create<arith::AndIOp>(
+            loc, inside,
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, coord,
+                                    extentD));
+      }
+    }
+    for (auto [j, range] : llvm::enumerate(ranges)) {
       Value at = b.create<arith::AddIOp>(loc, base, index(j));
       Value v = type.getRank() == 0
                     ? b.create<memref::LoadOp>(loc, flat, ValueRange{})
                     : b.create<memref::LoadOp>(loc, flat, ValueRange{at});
       if (elem.getWidth() < 64)
         v = b.create<arith::ExtSIOp>(loc, b.getI64Type(), v);
-      Value low = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v,
-                                          i64(-bound));
-      Value high = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, v,
-                                           i64(bound));
-      bad = b.create<arith::OrIOp>(loc, bad,
-                                   b.create<arith::OrIOp>(loc, low, high));
+      Value negRange = b.create<arith::SubIOp>(loc, i64(0), range);
+      Value low =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v, negRange);
+      Value high =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, v, range);
+      Value wrong = b.create<arith::OrIOp>(loc, low, high);
+      if (inside)
+        wrong = b.create<arith::AndIOp>(loc, wrong, inside);
+      bad = b.create<arith::OrIOp>(loc, bad, wrong);
     }
     b.create<scf::YieldOp>(loc, bad);
   }
@@ -142,8 +182,13 @@ void HostBuilder::checkIndices(Operation *op) {
     message = "node '" + name.getName().str() + "' ";
   message += "(" + op->getName().getStringRef().str() +
              "): an index is out of range for " + use->what + " (sizes";
-  for (int64_t bound : use->bounds)
-    message += " " + std::to_string(bound);
+  SmallVector<int64_t> sources =
+      graph::extentSources(op->getOperand(use->data));
+  for (auto [bound, dim] : llvm::zip(use->bounds, use->dataDims))
+    message +=
+        (sources.empty() || sources[dim] == graph::kStaticExtent ? " "
+                                                                 : " <=") +
+        std::to_string(bound);
   message += "; an index i must have -size <= i < size)";
   failIf(loop.getResult(0), MLCC_OUT_OF_RANGE, message);
 }

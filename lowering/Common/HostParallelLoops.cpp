@@ -26,7 +26,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
@@ -35,10 +34,9 @@ namespace mlcc::lowering::host {
 
 namespace {
 
-/// Inner iterations below which a nest is not worth a dispatch to the pool
-/// (a few microseconds): counted over the whole nest, inner scf.for loops
-/// with constant bounds included.
-constexpr int64_t kMinParallelWork = 1 << 15;
+/// Operations (counted over every iteration of the nest's loops) below
+/// which a nest is not worth a dispatch to the pool (a few microseconds).
+constexpr int64_t kMinParallelWork = 1 << 16;
 /// The leading dims are collapsed until they give at least this many
 /// chunks to share out.
 constexpr int64_t kMinParallelRange = 16;
@@ -53,8 +51,8 @@ std::optional<int64_t> constantIndex(Value v) {
 /// and step 1 (what parallelLoops and linalg emit).
 std::optional<SmallVector<int64_t>> tripCounts(scf::ParallelOp loop) {
   SmallVector<int64_t> trips;
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep())) {
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     std::optional<int64_t> l = constantIndex(lb), u = constantIndex(ub),
                            s = constantIndex(step);
     if (!l || !u || !s || *l != 0 || *s != 1)
@@ -64,32 +62,42 @@ std::optional<SmallVector<int64_t>> tripCounts(scf::ParallelOp loop) {
   return trips;
 }
 
-/// Iterations of the whole nest: its own trips times those of the inner
-/// loops with constant bounds (an inner loop of unknown trip counts once).
-int64_t workOf(scf::ParallelOp loop, ArrayRef<int64_t> trips) {
-  int64_t work = 1;
-  for (int64_t t : trips)
-    work *= std::max<int64_t>(t, 1);
-  int64_t inner = 1;
-  loop.getBody()->walk([&](Operation *op) {
-    int64_t n = 1;
+/// Trips an inner loop with bounds known only at run time is taken to make
+/// (RoiAlign's adaptive sampling grid, a window clipped at the border).
+constexpr int64_t kUnknownTrips = 4;
+
+int64_t saturatingMul(int64_t a, int64_t b) {
+  constexpr int64_t kMax = int64_t(1) << 40;
+  return a > kMax / std::max<int64_t>(b, 1) ? kMax : a * b;
+}
+
+/// Operations `block` runs: each op once, a loop's body once per trip.
+int64_t workOf(Block &block) {
+  int64_t work = 0;
+  for (Operation &op : block) {
+    int64_t trips = 1;
     if (auto f = dyn_cast<scf::ForOp>(op)) {
       std::optional<int64_t> l = constantIndex(f.getLowerBound()),
                              u = constantIndex(f.getUpperBound()),
                              s = constantIndex(f.getStep());
-      if (l && u && s && *s > 0)
-        n = std::max<int64_t>((*u - *l + *s - 1) / *s, 1);
+      trips = l && u && s && *s > 0
+                  ? std::max<int64_t>((*u - *l + *s - 1) / *s, 0)
+                  : kUnknownTrips;
     } else if (auto p = dyn_cast<scf::ParallelOp>(op)) {
-      if (std::optional<SmallVector<int64_t>> t = tripCounts(p))
-        for (int64_t d : *t)
-          n *= std::max<int64_t>(d, 1);
+      std::optional<SmallVector<int64_t>> t = tripCounts(p);
+      trips = t ? 1 : kUnknownTrips;
+      for (int64_t d : t.value_or(SmallVector<int64_t>()))
+        trips = saturatingMul(trips, d);
+    } else if (isa<scf::WhileOp>(op)) {
+      trips = kUnknownTrips;
     }
-    // Nested loops multiply; this takes the largest product along one path
-    // roughly by multiplying every loop met (an over-estimate for sibling
-    // loops, which only makes a large nest look larger).
-    inner = std::min<int64_t>(inner * n, int64_t(1) << 40);
-  });
-  return work * inner;
+    int64_t inner = 0;
+    for (Region &region : op.getRegions())
+      for (Block &b : region)
+        inner += workOf(b);
+    work += 1 + saturatingMul(trips, inner);
+  }
+  return work;
 }
 
 /// Whether a captured value can travel through an i64 field.
@@ -107,25 +115,6 @@ bool isPassable(Value v) {
 }
 
 } // namespace
-
-/// The aligned pointer of `m`'s descriptor, as i64: view-like ops keep
-/// their source's pointer (the position is in the layout's offset), except
-/// memref.view, which adds its byte shift (see address()).
-static Value alignedPointer(OpBuilder &b, Location loc, Value m) {
-  Value shift;
-  while (auto viewLike = m.getDefiningOp<ViewLikeOpInterface>()) {
-    if (auto view = dyn_cast<memref::ViewOp>(viewLike.getOperation())) {
-      shift = view.getByteShift();
-      m = view.getSource();
-      break;
-    }
-    m = viewLike.getViewSource();
-  }
-  Value index = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, m);
-  if (shift)
-    index = b.create<arith::AddIOp>(loc, index, shift);
-  return b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
-}
 
 /// `v` as the bits of an i64 field.
 static Value toField(OpBuilder &b, Location loc, Value v) {
@@ -148,8 +137,7 @@ static Value fromField(OpBuilder &b, Location loc, Value field, Type t) {
     LLVMTypeConverter converter(b.getContext());
     Value ptr = b.create<LLVM::IntToPtrOp>(
         loc, LLVM::LLVMPointerType::get(b.getContext()), field);
-    Value desc =
-        MemRefDescriptor::fromStaticShape(b, loc, converter, m, ptr);
+    Value desc = MemRefDescriptor::fromStaticShape(b, loc, converter, m, ptr);
     return b.create<UnrealizedConversionCastOp>(loc, t, desc).getResult(0);
   }
   if (t.isIndex())
@@ -166,14 +154,18 @@ bool HostBuilder::distributeParallelLoop(scf::ParallelOp loop) {
   if (loop.getNumResults() != 0)
     return false;
   std::optional<SmallVector<int64_t>> trips = tripCounts(loop);
-  if (!trips || workOf(loop, *trips) < kMinParallelWork)
+  if (!trips)
+    return false;
+  int64_t iterations = 1;
+  for (int64_t t : *trips)
+    iterations = saturatingMul(iterations, t);
+  if (saturatingMul(iterations, workOf(*loop.getBody())) < kMinParallelWork)
     return false;
   // A buffer of the arena made inside the nest is one slot for every
   // iteration: not private to a thread.
   bool sharedScratch = false;
-  loop.getBody()->walk([&](memref::ViewOp view) {
-    sharedScratch |= view.getSource() == arena;
-  });
+  loop.getBody()->walk(
+      [&](memref::ViewOp view) { sharedScratch |= view.getSource() == arena; });
   if (sharedScratch)
     return false;
 

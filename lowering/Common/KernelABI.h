@@ -270,6 +270,64 @@ _Static_assert(offsetof(mlcc_gather_args, indices) == 8, "gather ABI");
 _Static_assert(offsetof(mlcc_gather_args, dst) == 16, "gather ABI");
 #endif
 
+/*===----------------------------------------------------------------------===*\
+|* Time steps of LSTM, GRU and RNN cells (lowering/AVX512/Kernels/            *|
+|* Recurrent.h)                                                               *|
+\*===----------------------------------------------------------------------===*/
+
+/** Arguments of a generated recurrent step: h = cell(h_prev, xw, c) with R
+ *  packed at compile time. h_prev and h are [batch, hidden] (distinct), xw
+ *  the step's input projection [batch, stride] in the interleaved gate
+ *  layout of Recurrent.h, c the LSTM's cell state [batch, hidden], updated
+ *  in place, bias the GRU's Rbh (NULL for the others); sizes are baked into
+ *  the code. */
+typedef struct mlcc_rnn_step_args {
+  const float *h_prev;
+  const float *xw;
+  const float *packed_r;
+  const float *bias;
+  float *c;
+  float *h;
+} mlcc_rnn_step_args;
+
+typedef void (*mlcc_rnn_step_kernel_fn)(const mlcc_rnn_step_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_rnn_step_args, xw) == 8, "rnn step ABI");
+static_assert(offsetof(mlcc_rnn_step_args, packed_r) == 16, "rnn step ABI");
+static_assert(offsetof(mlcc_rnn_step_args, bias) == 24, "rnn step ABI");
+static_assert(offsetof(mlcc_rnn_step_args, c) == 32, "rnn step ABI");
+static_assert(offsetof(mlcc_rnn_step_args, h) == 40, "rnn step ABI");
+#else
+_Static_assert(offsetof(mlcc_rnn_step_args, xw) == 8, "rnn step ABI");
+_Static_assert(offsetof(mlcc_rnn_step_args, packed_r) == 16, "rnn step ABI");
+_Static_assert(offsetof(mlcc_rnn_step_args, bias) == 24, "rnn step ABI");
+_Static_assert(offsetof(mlcc_rnn_step_args, c) == 32, "rnn step ABI");
+_Static_assert(offsetof(mlcc_rnn_step_args, h) == 40, "rnn step ABI");
+#endif
+
+/*===----------------------------------------------------------------------===*\
+|* Nearest and bilinear resize, graph.resize and graph.upsample               *|
+|* (lowering/AVX512/Kernels/Resize.h)                                         *|
+\*===----------------------------------------------------------------------===*/
+
+/** Arguments of a generated resize: src is the f32 [N, C, H, W] input (or
+ *  [N, ceil(C/16), H, W, 16], as the kernel was generated for), dst the
+ *  [N, C, OH, OW] output; shapes, source indices and weights are baked
+ *  into the code. */
+typedef struct mlcc_resize_args {
+  const float *src;
+  float *dst;
+} mlcc_resize_args;
+
+typedef void (*mlcc_resize_kernel_fn)(const mlcc_resize_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_resize_args, dst) == 8, "resize ABI");
+#else
+_Static_assert(offsetof(mlcc_resize_args, dst) == 8, "resize ABI");
+#endif
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

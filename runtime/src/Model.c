@@ -82,8 +82,8 @@ static mlcc_status checkTensorDesc(const char *fn, const char *kind,
   // bounds what the run computes.
   if (t->max_dims && strcmp(kind, "output") != 0)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
-                               "%s: %s %u ('%s') has max_dims", fn, kind,
-                               index, t->name);
+                               "%s: %s %u ('%s') has max_dims", fn, kind, index,
+                               t->name);
   for (int32_t i = 0; i < t->rank; ++i) {
     bool bounded = t->max_dims && t->dims[i] == -1 && t->max_dims[i] >= 0;
     if (t->dims[i] < (dynamic || bounded ? -1 : 0))
@@ -537,11 +537,10 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
     const mlcc_model_tensor_desc *t = &desc->outputs[i];
     snprintf(label, sizeof(label), "output '%s'", t->name);
     mlcc_status status =
-        t->max_dims ? checkBoundedOutput(&outputs[i], t, label)
-                    : mlcc_tensor_check(&outputs[i], (mlcc_dtype)t->dtype,
-                                        t->rank,
-                                        outputDims ? outputDims : t->dims,
-                                        label);
+        t->max_dims
+            ? checkBoundedOutput(&outputs[i], t, label)
+            : mlcc_tensor_check(&outputs[i], (mlcc_dtype)t->dtype, t->rank,
+                                outputDims ? outputDims : t->dims, label);
     if (status != MLCC_OK)
       return status;
     runTimeExtents |= t->max_dims != NULL;

@@ -32,6 +32,9 @@ struct CompileOptions {
   std::string weights = "embedded";
   std::string weightsFile;
   bool stats = false;
+  /// Every op through the portable lowerings, no target kernel (to test
+  /// them on ops a kernel would take).
+  bool portableOnly = false;
 };
 
 struct RunOptions {
@@ -43,6 +46,7 @@ struct RunOptions {
   double atol = 1e-5;
   std::string save;
   int threads = 1;
+  bool portableOnly = false; // as CompileOptions::portableOnly
 };
 
 struct BenchOptions {

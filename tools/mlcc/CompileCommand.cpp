@@ -167,6 +167,7 @@ int runCompile(const CompileOptions &options) {
   }
 
   lowering::CompileModelOptions compileOptions;
+  compileOptions.targetKernels = !options.portableOnly;
   compileOptions.name = options.name.empty()
                             ? defaultModelName(options.model.model)
                             : options.name;

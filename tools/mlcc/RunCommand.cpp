@@ -29,10 +29,12 @@ static void printSummary(const std::string &name, const ref::Tensor &t) {
 
 static ref::Status compileAndRun(ModuleOp module, const std::string &target,
                                  const std::string &name, int threads,
+                                 bool portableOnly,
                                  const std::vector<ref::Tensor> &inputs,
                                  std::vector<ref::Tensor> &outputs) {
   lowering::CompileModelOptions options;
   options.name = name;
+  options.targetKernels = !portableOnly;
   mlcc_threadpool *pool = nullptr;
   if (threads != 1 && mlcc_threadpool_create(threads, &pool) != MLCC_OK)
     return ref::Status::error(mlcc_last_error_message());
@@ -66,7 +68,7 @@ int runRun(const RunOptions &options) {
   } else {
     s = compileAndRun(*module, options.target,
                       defaultModelName(options.model.model), options.threads,
-                      inputs, outputs);
+                      options.portableOnly, inputs, outputs);
   }
   if (s.failed()) {
     printErrors({"running the model failed: " + s.message()});

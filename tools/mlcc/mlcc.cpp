@@ -71,6 +71,9 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--weights-file", compile.weightsFile,
                          "Where --weights external writes the weights "
                          "(default: the object's path with .weights)");
+  const char *portableHelp = "Lower every op through the portable "
+                             "lowerings, no target kernel (for testing them)";
+  compileCmd->add_flag("--portable-only", compile.portableOnly, portableHelp);
   compileCmd->add_flag("--stats", compile.stats,
                        "Print what each pass changed (op counts by kind), "
                        "then kernels, weights and arena sizes");
@@ -95,6 +98,7 @@ int main(int argc, char **argv) {
   runCmd->add_option("--atol", run.atol, "Absolute tolerance for --check")
       ->capture_default_str();
   runCmd->add_option("--save", run.save, "Write the outputs as output_N.pb here");
+  runCmd->add_flag("--portable-only", run.portableOnly, portableHelp);
   runCmd->add_option("--threads", run.threads,
                      "Threads of the runtime's pool for a compiled target "
                      "(0: one per core)")

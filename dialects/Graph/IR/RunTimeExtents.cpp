@@ -17,7 +17,8 @@ SmallVector<int64_t> extentSources(Value v) {
   if (!all || result.getResultNumber() >= all.size())
     return {};
   auto dims = dyn_cast<DenseI64ArrayAttr>(all[result.getResultNumber()]);
-  return dims ? SmallVector<int64_t>(dims.asArrayRef()) : SmallVector<int64_t>();
+  return dims ? SmallVector<int64_t>(dims.asArrayRef())
+              : SmallVector<int64_t>();
 }
 
 bool hasRunTimeExtents(Value v) {
@@ -38,7 +39,8 @@ void setExtentSources(Operation *op, unsigned i, ArrayRef<int64_t> sources) {
 SmallVector<int64_t> runTimeOutputDims(func::FuncOp func, unsigned i) {
   auto dims =
       func.getResultAttrOfType<DenseI64ArrayAttr>(i, kRunTimeExtentsAttr);
-  return dims ? SmallVector<int64_t>(dims.asArrayRef()) : SmallVector<int64_t>();
+  return dims ? SmallVector<int64_t>(dims.asArrayRef())
+              : SmallVector<int64_t>();
 }
 
 } // namespace mlcc::graph

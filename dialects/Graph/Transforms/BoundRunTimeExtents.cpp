@@ -44,24 +44,26 @@ RankedTensorType staticType(Value v) {
   return t && t.hasStaticShape() ? t : RankedTensorType();
 }
 
-/// The bound shapes of a data-dependent op's results and, per result, the
-/// dims that are bounds; nullopt if `op` is no such op. Fails (with an
-/// error) when an operand it needs is not static.
-FailureOr<std::optional<SmallVector<std::pair<SmallVector<int64_t>,
-                                              SmallVector<int64_t>>>>>
-dataDependentBounds(Operation *op) {
-  using Bounds =
-      SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>;
+/// A data-dependent op's result: its bound shape, and the dims whose extent
+/// the op computes at run time.
+struct ResultBound {
+  SmallVector<int64_t> shape, runTimeDims;
+};
+using Bounds = SmallVector<ResultBound>;
+
+/// The bounds of a data-dependent op's results; nullopt if `op` is no such
+/// op. Fails (with an error) when an operand it needs is not static.
+FailureOr<std::optional<Bounds>> dataDependentBounds(Operation *op) {
   StringRef name = op->getName().stripDialect();
   if (name != "nonzero" && name != "compress" && name != "unique" &&
       name != "non_max_suppression")
     return std::optional<Bounds>();
   for (Value v : op->getOperands())
     if (!isa<NoneType>(v.getType()) && !staticType(v))
-      return op->emitError() << describe(op) << ": operand of type "
-                             << v.getType()
-                             << " is not static; the bound of its result "
-                                "cannot be known";
+      return op->emitError()
+             << describe(op) << ": operand of type " << v.getType()
+             << " is not static; the bound of its result "
+                "cannot be known";
   ArrayRef<int64_t> in = staticType(op->getOperand(0)).getShape();
   int64_t numel = staticType(op->getOperand(0)).getNumElements();
   auto axisAttr = op->getAttrOfType<IntegerAttr>("axis");
@@ -108,19 +110,22 @@ dataDependentBounds(Operation *op) {
       if (auto c = op->getOperand(2).getDefiningOp<ConstantOp>())
         if (auto v = dyn_cast<DenseIntElementsAttr>(c.getValue());
             v && v.getNumElements() == 1)
-          perClass = std::clamp<int64_t>((*v.begin()).getSExtValue(), 0,
-                                         perClass);
+          perClass =
+              std::clamp<int64_t>((*v.begin()).getSExtValue(), 0, perClass);
     bounds.push_back({{scores[0] * scores[1] * perClass, 3}, {0}});
   }
   for (auto [k, r] : llvm::enumerate(op->getResults())) {
+    if (isa<NoneType>(r.getType()))
+      continue; // an optional output left out
     auto t = dyn_cast<RankedTensorType>(r.getType());
-    if (k >= bounds.size() || !t || t.getRank() != (int64_t)bounds[k].first.size())
+    if (k >= bounds.size() || !t ||
+        t.getRank() != static_cast<int64_t>(bounds[k].shape.size()))
       return op->emitError() << describe(op) << ": result #" << k
                              << " has an unexpected type " << r.getType();
     // A declared static dim is the bound (the data must fit in it).
     for (auto [d, size] : llvm::enumerate(t.getShape()))
       if (!ShapedType::isDynamic(size))
-        bounds[k].first[d] = size;
+        bounds[k].shape[d] = size;
   }
   return std::optional<Bounds>(bounds);
 }
@@ -137,9 +142,8 @@ bool movesElementsOnly(Operation *op) {
 
 /// Result shapes from the op's shape helper with dim `dim` of operand
 /// `operand` one larger than its type says (none: leave every operand).
-FailureOr<SmallVector<ref::Shape>> probeShapes(Operation *op,
-                                               std::optional<unsigned> operand,
-                                               unsigned dim) {
+FailureOr<SmallVector<ref::Shape>>
+probeShapes(Operation *op, std::optional<unsigned> operand, unsigned dim) {
   StringRef name = op->getName().getStringRef();
   name.consume_front("graph.");
   const ref::KernelDef *kernel = ref::KernelRegistry::get().find(name.str());
@@ -207,20 +211,20 @@ LogicalResult traceExtents(Operation *op) {
 }
 
 LogicalResult boundOp(Operation *op) {
-  FailureOr<std::optional<SmallVector<
-      std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>>>
-      bounds = dataDependentBounds(op);
+  FailureOr<std::optional<Bounds>> bounds = dataDependentBounds(op);
   if (failed(bounds))
     return failure();
   if (*bounds) {
     for (auto [k, r] : llvm::enumerate(op->getResults())) {
-      auto [shape, bounded] = (**bounds)[k];
+      if (isa<NoneType>(r.getType()))
+        continue;
+      const ResultBound &bound = (**bounds)[k];
       auto t = cast<RankedTensorType>(r.getType());
-      r.setType(RankedTensorType::get(shape, t.getElementType()));
-      SmallVector<int64_t> sources(shape.size(), kStaticExtent);
-      for (int64_t d : bounded)
+      r.setType(RankedTensorType::get(bound.shape, t.getElementType()));
+      SmallVector<int64_t> sources(bound.shape.size(), kStaticExtent);
+      for (int64_t d : bound.runTimeDims)
         sources[d] = kOwnExtent;
-      if (!bounded.empty())
+      if (!bound.runTimeDims.empty())
         setExtentSources(op, k, sources);
     }
     return success();
@@ -246,8 +250,8 @@ LogicalResult boundOp(Operation *op) {
     return failure();
   for (Value r : op->getResults())
     if (!staticType(r))
-      return op->emitError() << describe(op) << ": result type "
-                             << r.getType() << " is not static";
+      return op->emitError() << describe(op) << ": result type " << r.getType()
+                             << " is not static";
   return traceExtents(op);
 }
 
@@ -267,8 +271,9 @@ struct BoundRunTimeExtents
         if (s != kStaticExtent)
           dims.push_back(d);
       if (!dims.empty())
-        func.setResultAttr(i, kRunTimeExtentsAttr,
-                           Builder(func.getContext()).getDenseI64ArrayAttr(dims));
+        func.setResultAttr(
+            i, kRunTimeExtentsAttr,
+            Builder(func.getContext()).getDenseI64ArrayAttr(dims));
     }
   }
 };

@@ -78,9 +78,16 @@ LogicalResult refineResultTypes(Operation *op) {
 /// Ops whose result has the ONNX (numpy) broadcast of their operands'
 /// shapes: the elementwise ops, and the broadcasting ones that are not.
 static bool isBroadcasting(Operation *op) {
-  static const char *const others[] = {
-      "max", "min", "sum", "mean", "xor", "less_or_equal", "greater_or_equal",
-      "mod", "bit_shift", "prelu"};
+  static const char *const others[] = {"max",
+                                       "min",
+                                       "sum",
+                                       "mean",
+                                       "xor",
+                                       "less_or_equal",
+                                       "greater_or_equal",
+                                       "mod",
+                                       "bit_shift",
+                                       "prelu"};
   return isElementwise(op) ||
          (op->getNumResults() == 1 &&
           llvm::is_contained(others, op->getName().stripDialect()));

@@ -31,8 +31,7 @@ namespace ddep {
 
 using namespace red;
 
-void storeExtents(Builder &b, PortableOp &p, unsigned i,
-                  ArrayRef<Value> dims) {
+void storeExtents(Builder &b, PortableOp &p, unsigned i, ArrayRef<Value> dims) {
   if (i >= p.resultExtents.size() || !p.resultExtents[i])
     return;
   for (auto [d, v] : llvm::enumerate(dims))
@@ -55,7 +54,8 @@ Value cmpI(Builder &b, arith::CmpIPredicate pred, Value x, Value y) {
 }
 
 Value plusIf(Builder &b, Value n, Value cond) {
-  return addI(b, n, b.create<arith::SelectOp>(cond, cIndex(b, 1), cIndex(b, 0)));
+  return addI(b, n,
+              b.create<arith::SelectOp>(cond, cIndex(b, 1), cIndex(b, 0)));
 }
 
 Value asI64(Builder &b, Value index) {
@@ -92,14 +92,15 @@ Value mergeSort(Builder &b, Value keys, Value tmp, Value n, int64_t maxN,
               loop(b, lo, hi, {lo, mid},
                    [&](Builder &b, ValueRange k, ValueRange ij) {
                      Value i = ij[0], j = ij[1];
-                     Value xi = load(b, src, {b.create<arith::MinSIOp>(i, last)});
-                     Value xj = load(b, src, {b.create<arith::MinSIOp>(j, last)});
+                     Value xi =
+                         load(b, src, {b.create<arith::MinSIOp>(i, last)});
+                     Value xj =
+                         load(b, src, {b.create<arith::MinSIOp>(j, last)});
                      Value leftDone = cmpI(b, P::sge, i, mid);
                      Value right = b.create<arith::AndIOp>(
                          cmpI(b, P::slt, j, hi),
                          b.create<arith::OrIOp>(leftDone, before(b, xj, xi)));
-                     store(b, b.create<arith::SelectOp>(right, xj, xi), dst,
-                           k);
+                     store(b, b.create<arith::SelectOp>(right, xj, xi), dst, k);
                      Value notRight = b.create<arith::XOrIOp>(
                          right, cInt(b, b.getI1Type(), 1));
                      return SmallVector<Value>{plusIf(b, i, notRight),
@@ -135,8 +136,8 @@ LogicalResult checkIntOrFloat(Operation *op, Value v) {
 }
 
 /// Dim `dim` of `shape` replaced by `extent`, the others static.
-SmallVector<Value> extentsWith(Builder &b, ArrayRef<int64_t> shape,
-                               int64_t dim, Value extent) {
+SmallVector<Value> extentsWith(Builder &b, ArrayRef<int64_t> shape, int64_t dim,
+                               Value extent) {
   SmallVector<Value> dims;
   for (auto [d, size] : llvm::enumerate(shape))
     dims.push_back(static_cast<int64_t>(d) == dim ? extent : cIndex(b, size));
@@ -168,26 +169,26 @@ LogicalResult lowerNonZero(PortableOp &p) {
   shapeBuffers(b, p);
   Value x = p.operands[0], y = p.results[0];
   zeroFill(b, y);
-  Value count = loops(
-      b, shape, {cIndex(b, 0)},
-      [&](Builder &b, ValueRange ivs, ValueRange acc) {
-        Value v = load(b, x, ivs);
-        Value hit =
-            e.isFloat
-                ? b.create<arith::CmpFOp>(arith::CmpFPredicate::UNE, v,
-                                          cFloat(b, e.storage, 0.0))
-                      .getResult()
-                : cmpI(b, P::ne, v, cInt(b, e.storage, 0));
-        Value fits = cmpI(b, P::ult, acc[0], cIndex(b, bound));
-        ifThenElse(
-            b, b.create<arith::AndIOp>(hit, fits),
-            [&](Builder &b) {
-              for (int64_t d = 0; d < rank; ++d)
-                store(b, asI64(b, ivs[d]), y, {cIndex(b, d), acc[0]});
-            },
-            nullptr);
-        return SmallVector<Value>{plusIf(b, acc[0], hit)};
-      })[0];
+  Value count =
+      loops(b, shape, {cIndex(b, 0)},
+            [&](Builder &b, ValueRange ivs, ValueRange acc) {
+              Value v = load(b, x, ivs);
+              Value hit = e.isFloat ? b.create<arith::CmpFOp>(
+                                           arith::CmpFPredicate::UNE,
+                                           toCompute(b, v, e),
+                                           cFloat(b, computeFloatType(e), 0.0))
+                                          .getResult()
+                                    : cmpI(b, P::ne, v, cInt(b, e.storage, 0));
+              Value fits = cmpI(b, P::ult, acc[0], cIndex(b, bound));
+              ifThenElse(
+                  b, b.create<arith::AndIOp>(hit, fits),
+                  [&](Builder &b) {
+                    for (int64_t d = 0; d < rank; ++d)
+                      store(b, asI64(b, ivs[d]), y, {cIndex(b, d), acc[0]});
+                  },
+                  nullptr);
+              return SmallVector<Value>{plusIf(b, acc[0], hit)};
+            })[0];
   storeExtents(b, p, 0, {cIndex(b, rank), count});
   if (bound < numElements(shape))
     p.failIf(cmpI(b, P::ugt, count, cIndex(b, bound)),
@@ -232,26 +233,26 @@ LogicalResult lowerCompress(PortableOp &p) {
   // from[j]: the input index of the j-th selected slice.
   Value from = scratch.alloc({bound}, b.getI64Type());
   Value c0 = cIndex(b, 0);
-  Value count =
-      loop(b, c0, cIndex(b, n), {c0},
-           [&](Builder &b, ValueRange i, ValueRange acc) {
-             Value sel = load(b, cond, i);
-             Value fits = cmpI(b, P::ult, acc[0], cIndex(b, bound));
-             ifThenElse(
-                 b, b.create<arith::AndIOp>(sel, fits),
-                 [&](Builder &b) { store(b, asI64(b, i[0]), from, {acc[0]}); },
-                 nullptr);
-             return SmallVector<Value>{plusIf(b, acc[0], sel)};
-           })[0];
+  Value count = loop(
+      b, c0, cIndex(b, n), {c0}, [&](Builder &b, ValueRange i, ValueRange acc) {
+        Value sel = load(b, cond, i);
+        Value fits = cmpI(b, P::ult, acc[0], cIndex(b, bound));
+        ifThenElse(
+            b, b.create<arith::AndIOp>(sel, fits),
+            [&](Builder &b) { store(b, asI64(b, i[0]), from, {acc[0]}); },
+            nullptr);
+        return SmallVector<Value>{plusIf(b, acc[0], sel)};
+      })[0];
   if (conditions > dim) {
     Value beyond = loop(b, cIndex(b, dim), cIndex(b, conditions),
                         {cInt(b, b.getI1Type(), 0)},
                         [&](Builder &b, ValueRange i, ValueRange acc) {
-                          return SmallVector<Value>{b.create<arith::OrIOp>(
-                              acc[0], load(b, cond, i))};
+                          return SmallVector<Value>{
+                              b.create<arith::OrIOp>(acc[0], load(b, cond, i))};
                         })[0];
     p.failIf(beyond, "condition selects an index beyond the dimension of "
-                     "size " + std::to_string(dim));
+                     "size " +
+                         std::to_string(dim));
   }
   Value zero = dm::zeroOf(b, b.getLoc(), elemOf(xv).storage);
   parallelLoops(b, {outer, bound, inner}, [&](Builder &b, ValueRange ivs) {
@@ -290,8 +291,8 @@ Value keyLess(Builder &b, Value u, Value v, const Elem &e) {
   u = toCompute(b, u, e);
   v = toCompute(b, v, e);
   Value nanAbove = b.create<arith::AndIOp>(
-      isNan(b, v), b.create<arith::XOrIOp>(isNan(b, u),
-                                           cInt(b, b.getI1Type(), 1)));
+      isNan(b, v),
+      b.create<arith::XOrIOp>(isNan(b, u), cInt(b, b.getI1Type(), 1)));
   return b.create<arith::OrIOp>(
       nanAbove, b.create<arith::CmpFOp>(arith::CmpFPredicate::OLT, u, v));
 }
@@ -325,17 +326,17 @@ LogicalResult lowerUnique(PortableOp &p) {
   auto sliceLess = [&](Builder &b, Value s, Value t) -> Value {
     if (outer * inner == 1)
       return keyLess(b, load(b, x, {c0, s, c0}), load(b, x, {c0, t, c0}), e);
-    SmallVector<Value> r = loops(
-        b, {outer, inner}, {no, no},
-        [&](Builder &b, ValueRange ok, ValueRange acc) {
-          Value u = load(b, x, {ok[0], s, ok[1]});
-          Value v = load(b, x, {ok[0], t, ok[1]});
-          Value lt = keyLess(b, u, v, e), gt = keyLess(b, v, u, e);
-          Value less = b.create<arith::SelectOp>(acc[0], acc[1], lt);
-          Value decided = b.create<arith::OrIOp>(
-              acc[0], b.create<arith::OrIOp>(lt, gt));
-          return SmallVector<Value>{decided, less};
-        });
+    SmallVector<Value> r =
+        loops(b, {outer, inner}, {no, no},
+              [&](Builder &b, ValueRange ok, ValueRange acc) {
+                Value u = load(b, x, {ok[0], s, ok[1]});
+                Value v = load(b, x, {ok[0], t, ok[1]});
+                Value lt = keyLess(b, u, v, e), gt = keyLess(b, v, u, e);
+                Value less = b.create<arith::SelectOp>(acc[0], acc[1], lt);
+                Value decided = b.create<arith::OrIOp>(
+                    acc[0], b.create<arith::OrIOp>(lt, gt));
+                return SmallVector<Value>{decided, less};
+              });
     return r[1];
   };
 
@@ -353,20 +354,19 @@ LogicalResult lowerUnique(PortableOp &p) {
   // Runs of equal slices in sorted order: runFirst[r] is run r's first
   // occurrence (the sort is stable), runOf[s] the run of slice s.
   Value runs =
-      loop(b, c0, cn, {c0, c0},
-           [&](Builder &b, ValueRange i, ValueRange acc) {
-             Value s = toIndex(b, load(b, order, i));
-             Value fresh = b.create<arith::OrIOp>(
-                 cmpI(b, P::eq, i[0], c0), sliceLess(b, acc[1], s));
-             ifThenElse(
-                 b, fresh,
-                 [&](Builder &b) { store(b, asI64(b, s), runFirst, {acc[0]}); },
-                 nullptr);
-             Value u = plusIf(b, acc[0], fresh);
-             store(b, asI64(b, b.create<arith::SubIOp>(u, cIndex(b, 1))),
-                   runOf, {s});
-             return SmallVector<Value>{u, s};
-           })[0];
+      loop(b, c0, cn, {c0, c0}, [&](Builder &b, ValueRange i, ValueRange acc) {
+        Value s = toIndex(b, load(b, order, i));
+        Value fresh = b.create<arith::OrIOp>(cmpI(b, P::eq, i[0], c0),
+                                             sliceLess(b, acc[1], s));
+        ifThenElse(
+            b, fresh,
+            [&](Builder &b) { store(b, asI64(b, s), runFirst, {acc[0]}); },
+            nullptr);
+        Value u = plusIf(b, acc[0], fresh);
+        store(b, asI64(b, b.create<arith::SubIOp>(u, cIndex(b, 1))), runOf,
+              {s});
+        return SmallVector<Value>{u, s};
+      })[0];
   // Output positions of the runs: the runs themselves when sorted, else
   // numbered as their first occurrences come in the input.
   Value first = runFirst, pos;
@@ -379,8 +379,7 @@ LogicalResult lowerUnique(PortableOp &p) {
     Value r = toIndex(b, load(b, runOf, i));
     Value g = r, next = acc[0];
     if (!sorted) {
-      Value isFirst =
-          cmpI(b, P::eq, toIndex(b, load(b, runFirst, {r})), i[0]);
+      Value isFirst = cmpI(b, P::eq, toIndex(b, load(b, runFirst, {r})), i[0]);
       ifThenElse(
           b, isFirst,
           [&](Builder &b) {
@@ -412,9 +411,9 @@ LogicalResult lowerUnique(PortableOp &p) {
           [&](Builder &b) { store(b, element(b, ivs), buf, ivs); },
           [&](Builder &b) { store(b, zero, buf, ivs); });
     });
-    storeExtents(b, p, k,
-                 extentsWith(b, shapeOf(op->getResult(k)), k == 0 ? axis : 0,
-                             runs));
+    storeExtents(
+        b, p, k,
+        extentsWith(b, shapeOf(op->getResult(k)), k == 0 ? axis : 0, runs));
     if (bound < n)
       p.failIf(cmpI(b, P::ugt, runs, cIndex(b, bound)),
                "more unique slices than the " + std::to_string(bound) +

@@ -1,4 +1,4 @@
-//===- DataDependent.h - Helpers of the data-dependent lowerings -*- C++ -*-===//
+//===- DataDependent.h - Helpers of data-dependent lowerings ----*- C++ -*-===//
 //
 // Shared by the lowerings of the ops whose result lengths depend on the
 // data (DataDependent.cpp, NonMaxSuppression.cpp; see graph/RunTimeExtents.h):

@@ -418,34 +418,34 @@ LogicalResult lowerPad(PortableOp &p) {
       return success();
     }
   }
-  parallelNest(p.b, p.loc, shapeOf(out),
-           [&](OpBuilder &b, Location loc, ValueRange ivs) {
-             SmallVector<Value> src;
-             Value inside;
-             for (int64_t d = 0; d < rank; ++d) {
-               if (mode != "constant") {
-                 src.push_back(
-                     padSource(b, loc, mode, ivs[d], before[d], inShape[d]));
-                 continue;
-               }
-               // Constant mode: read a clamped (always valid) place, then
-               // select.
-               Value i = b.createOrFold<arith::SubIOp>(loc, ivs[d], before[d]);
-               Value lo = b.createOrFold<arith::CmpIOp>(
-                   loc, arith::CmpIPredicate::sge, i, indexConst(b, loc, 0));
-               Value hi = b.createOrFold<arith::CmpIOp>(
-                   loc, arith::CmpIPredicate::slt, i,
-                   indexConst(b, loc, inShape[d]));
-               Value ok = b.createOrFold<arith::AndIOp>(loc, lo, hi);
-               inside =
-                   inside ? b.createOrFold<arith::AndIOp>(loc, inside, ok) : ok;
-               src.push_back(clampIndex(b, loc, i, 0, inShape[d] - 1));
-             }
-             Value v = b.create<memref::LoadOp>(loc, in, src);
-             if (inside)
-               v = b.create<arith::SelectOp>(loc, inside, v, fill);
-             b.create<memref::StoreOp>(loc, v, out, ivs);
-           });
+  parallelNest(
+      p.b, p.loc, shapeOf(out),
+      [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        SmallVector<Value> src;
+        Value inside;
+        for (int64_t d = 0; d < rank; ++d) {
+          if (mode != "constant") {
+            src.push_back(
+                padSource(b, loc, mode, ivs[d], before[d], inShape[d]));
+            continue;
+          }
+          // Constant mode: read a clamped (always valid) place, then
+          // select.
+          Value i = b.createOrFold<arith::SubIOp>(loc, ivs[d], before[d]);
+          Value lo = b.createOrFold<arith::CmpIOp>(
+              loc, arith::CmpIPredicate::sge, i, indexConst(b, loc, 0));
+          Value hi =
+              b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, i,
+                                            indexConst(b, loc, inShape[d]));
+          Value ok = b.createOrFold<arith::AndIOp>(loc, lo, hi);
+          inside = inside ? b.createOrFold<arith::AndIOp>(loc, inside, ok) : ok;
+          src.push_back(clampIndex(b, loc, i, 0, inShape[d] - 1));
+        }
+        Value v = b.create<memref::LoadOp>(loc, in, src);
+        if (inside)
+          v = b.create<arith::SelectOp>(loc, inside, v, fill);
+        b.create<memref::StoreOp>(loc, v, out, ivs);
+      });
   return success();
 }
 

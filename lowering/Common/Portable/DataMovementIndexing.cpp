@@ -64,20 +64,20 @@ LogicalResult lowerGather(PortableOp &p) {
   SmallVector<int64_t> outerShape(ds.begin(), ds.begin() + *axis);
   outerShape.append(is.begin(), is.end());
   SmallVector<int64_t> innerShape(ds.begin() + *axis + 1, ds.end());
-  parallelNest(p.b, p.loc, outerShape,
-           [&](OpBuilder &b, Location loc, ValueRange outer) {
-             ValueRange pre = outer.take_front(*axis);
-             Value idx =
-                 loadIndex(p, b, loc, 1, outer.drop_front(*axis), ds[*axis]);
-             parallelNest(b, loc, innerShape,
-                      [&](OpBuilder &ib, Location iloc, ValueRange inner) {
-                        SmallVector<Value> src = concat(pre, idx);
-                        src.append(inner.begin(), inner.end());
-                        Value v = ib.create<memref::LoadOp>(iloc, data, src);
-                        ib.create<memref::StoreOp>(iloc, v, out,
-                                                   concat(outer, inner));
-                      });
-           });
+  parallelNest(
+      p.b, p.loc, outerShape,
+      [&](OpBuilder &b, Location loc, ValueRange outer) {
+        ValueRange pre = outer.take_front(*axis);
+        Value idx = loadIndex(p, b, loc, 1, outer.drop_front(*axis), ds[*axis]);
+        parallelNest(b, loc, innerShape,
+                     [&](OpBuilder &ib, Location iloc, ValueRange inner) {
+                       SmallVector<Value> src = concat(pre, idx);
+                       src.append(inner.begin(), inner.end());
+                       Value v = ib.create<memref::LoadOp>(iloc, data, src);
+                       ib.create<memref::StoreOp>(iloc, v, out,
+                                                  concat(outer, inner));
+                     });
+      });
   return success();
 }
 
@@ -96,12 +96,12 @@ LogicalResult lowerGatherElements(PortableOp &p) {
     return p.op->emitError("gather_elements: indices rank differs from data");
   // out[pos] = data[pos with pos[axis] = indices[pos]].
   parallelNest(p.b, p.loc, shapeOf(out),
-           [&](OpBuilder &b, Location loc, ValueRange ivs) {
-             SmallVector<Value> src(ivs.begin(), ivs.end());
-             src[*axis] = loadIndex(p, b, loc, 1, ivs, ds[*axis]);
-             Value v = b.create<memref::LoadOp>(loc, data, src);
-             b.create<memref::StoreOp>(loc, v, out, ivs);
-           });
+               [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                 SmallVector<Value> src(ivs.begin(), ivs.end());
+                 src[*axis] = loadIndex(p, b, loc, 1, ivs, ds[*axis]);
+                 Value v = b.create<memref::LoadOp>(loc, data, src);
+                 b.create<memref::StoreOp>(loc, v, out, ivs);
+               });
   return success();
 }
 
@@ -134,11 +134,11 @@ LogicalResult lowerGatherND(PortableOp &p) {
           src.push_back(loadIndex(p, b, loc, 1, at, ds[bd + j]));
         }
         parallelNest(b, loc, blockShape,
-                 [&](OpBuilder &ib, Location iloc, ValueRange e) {
-                   Value v =
-                       ib.create<memref::LoadOp>(iloc, data, concat(src, e));
-                   ib.create<memref::StoreOp>(iloc, v, out, concat(t, e));
-                 });
+                     [&](OpBuilder &ib, Location iloc, ValueRange e) {
+                       Value v = ib.create<memref::LoadOp>(iloc, data,
+                                                           concat(src, e));
+                       ib.create<memref::StoreOp>(iloc, v, out, concat(t, e));
+                     });
       });
   return success();
 }

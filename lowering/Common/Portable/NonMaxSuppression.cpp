@@ -125,12 +125,12 @@ LogicalResult lowerNonMaxSuppression(PortableOp &p) {
     maxPerClass = me.isFloat ? b.create<arith::FPToSIOp>(i64, v).getResult()
                              : toI64(b, v, me);
   }
-  Value iouThreshold =
-      hasOperand(op, 3) ? toF64(b, scalar(3), elemOf(op->getOperand(3)))
-                        : cF64(b, 0.0);
-  Value scoreThreshold =
-      hasOperand(op, 4) ? toF64(b, scalar(4), elemOf(op->getOperand(4)))
-                        : Value();
+  Value iouThreshold = hasOperand(op, 3)
+                           ? toF64(b, scalar(3), elemOf(op->getOperand(3)))
+                           : cF64(b, 0.0);
+  Value scoreThreshold = hasOperand(op, 4)
+                             ? toF64(b, scalar(4), elemOf(op->getOperand(4)))
+                             : Value();
 
   zeroFill(b, out);
   nn::Scratch scratch(b, b.getLoc());
@@ -144,69 +144,66 @@ LogicalResult lowerNonMaxSuppression(PortableOp &p) {
         auto score = [&](Builder &b, Value i) {
           return toF64(b, load(b, scores, {bc[0], bc[1], i}), se);
         };
-        Value candidates =
-            loop(b, c0, cIndex(b, numBoxes), {c0},
-                 [&](Builder &b, ValueRange i, ValueRange m) {
-                   Value keep =
-                       scoreThreshold
-                           ? cmpF(b, F::OGT, score(b, i[0]), scoreThreshold)
-                           : cInt(b, b.getI1Type(), 1);
+        Value candidates = loop(
+            b, c0, cIndex(b, numBoxes), {c0},
+            [&](Builder &b, ValueRange i, ValueRange m) {
+              Value keep = scoreThreshold
+                               ? cmpF(b, F::OGT, score(b, i[0]), scoreThreshold)
+                               : cInt(b, b.getI1Type(), 1);
+              ifThenElse(
+                  b, keep,
+                  [&](Builder &b) { store(b, asI64(b, i[0]), order, {m[0]}); },
+                  nullptr);
+              return SmallVector<Value>{plusIf(b, m[0], keep)};
+            })[0];
+        Value sorted =
+            mergeSort(b, order, tmp, candidates, numBoxes,
+                      [&](Builder &b, Value x, Value y) {
+                        return cmpF(b, F::OGT, score(b, toIndex(b, x)),
+                                    score(b, toIndex(b, y)));
+                      });
+        // Carries the kept count and the selected total.
+        SmallVector<Value> r =
+            loop(b, c0, candidates, {c0, acc[0]},
+                 [&](Builder &b, ValueRange t, ValueRange kt) {
+                   Value k = kt[0], tot = kt[1];
+                   Value i = toIndex(b, load(b, sorted, t));
+                   Box box = boxAt(b, boxes, be, bc[0], i, centerPointBox == 1);
+                   Value room = cmpI(b, P::slt, asI64(b, k), maxPerClass);
+                   Value suppressed =
+                       loop(b, c0, b.create<arith::SelectOp>(room, k, c0),
+                            {cInt(b, b.getI1Type(), 0)},
+                            [&](Builder &b, ValueRange j, ValueRange s) {
+                              Box other;
+                              for (int64_t d = 0; d < 4; ++d)
+                                other[d] = load(b, kept, {j[0], cIndex(b, d)});
+                              Value over = cmpF(b, F::OGT, iou(b, box, other),
+                                                iouThreshold);
+                              return SmallVector<Value>{
+                                  b.create<arith::OrIOp>(s[0], over)};
+                            })[0];
+                   Value take = b.create<arith::AndIOp>(
+                       room, b.create<arith::XOrIOp>(
+                                 suppressed, cInt(b, b.getI1Type(), 1)));
                    ifThenElse(
-                       b, keep,
+                       b, take,
                        [&](Builder &b) {
-                         store(b, asI64(b, i[0]), order, {m[0]});
+                         for (int64_t d = 0; d < 4; ++d)
+                           store(b, box[d], kept, {k, cIndex(b, d)});
+                         ifThenElse(
+                             b, cmpI(b, P::ult, tot, cIndex(b, bound)),
+                             [&](Builder &b) {
+                               Value triple[3] = {bc[0], bc[1], i};
+                               for (int64_t d = 0; d < 3; ++d)
+                                 store(b, asI64(b, triple[d]), out,
+                                       {tot, cIndex(b, d)});
+                             },
+                             nullptr);
                        },
                        nullptr);
-                   return SmallVector<Value>{plusIf(b, m[0], keep)};
-                 })[0];
-        Value sorted = mergeSort(
-            b, order, tmp, candidates, numBoxes,
-            [&](Builder &b, Value x, Value y) {
-              return cmpF(b, F::OGT, score(b, toIndex(b, x)),
-                          score(b, toIndex(b, y)));
-            });
-        // Carries the kept count and the selected total.
-        SmallVector<Value> r = loop(
-            b, c0, candidates, {c0, acc[0]},
-            [&](Builder &b, ValueRange t, ValueRange kt) {
-              Value k = kt[0], tot = kt[1];
-              Value i = toIndex(b, load(b, sorted, t));
-              Box box = boxAt(b, boxes, be, bc[0], i, centerPointBox == 1);
-              Value room = cmpI(b, P::slt, asI64(b, k), maxPerClass);
-              Value suppressed =
-                  loop(b, c0, b.create<arith::SelectOp>(room, k, c0),
-                       {cInt(b, b.getI1Type(), 0)},
-                       [&](Builder &b, ValueRange j, ValueRange s) {
-                         Box other;
-                         for (int64_t d = 0; d < 4; ++d)
-                           other[d] = load(b, kept, {j[0], cIndex(b, d)});
-                         Value over = cmpF(b, F::OGT, iou(b, box, other),
-                                           iouThreshold);
-                         return SmallVector<Value>{
-                             b.create<arith::OrIOp>(s[0], over)};
-                       })[0];
-              Value take = b.create<arith::AndIOp>(
-                  room, b.create<arith::XOrIOp>(suppressed,
-                                                cInt(b, b.getI1Type(), 1)));
-              ifThenElse(
-                  b, take,
-                  [&](Builder &b) {
-                    for (int64_t d = 0; d < 4; ++d)
-                      store(b, box[d], kept, {k, cIndex(b, d)});
-                    ifThenElse(
-                        b, cmpI(b, P::ult, tot, cIndex(b, bound)),
-                        [&](Builder &b) {
-                          Value triple[3] = {bc[0], bc[1], i};
-                          for (int64_t d = 0; d < 3; ++d)
-                            store(b, asI64(b, triple[d]), out,
-                                  {tot, cIndex(b, d)});
-                        },
-                        nullptr);
-                  },
-                  nullptr);
-              return SmallVector<Value>{plusIf(b, k, take),
-                                        plusIf(b, tot, take)};
-            });
+                   return SmallVector<Value>{plusIf(b, k, take),
+                                             plusIf(b, tot, take)};
+                 });
         return SmallVector<Value>{r[1]};
       })[0];
   storeExtents(b, p, 0, {total, cIndex(b, 3)});

@@ -24,11 +24,11 @@ void parallelLoops(
     ubv.push_back(b.create<arith::ConstantIndexOp>(ub));
     steps.push_back(one);
   }
-  b.create<scf::ParallelOp>(
-      lbv, ubv, steps, [&](OpBuilder &ob, Location loc, ValueRange ivs) {
-        ImplicitLocOpBuilder nb(loc, ob);
-        body(nb, ivs);
-      });
+  b.create<scf::ParallelOp>(lbv, ubv, steps,
+                            [&](OpBuilder &ob, Location loc, ValueRange ivs) {
+                              ImplicitLocOpBuilder nb(loc, ob);
+                              body(nb, ivs);
+                            });
 }
 
 } // namespace mlcc::portable

@@ -80,9 +80,10 @@ void registerPortableFc(PortableRegistry &registry);    // NNFc.cpp
 void registerPortableStencil(PortableRegistry &registry); // Stencil.cpp
 void registerPortableResize(PortableRegistry &registry);  // Resize.cpp
 void registerPortableRecurrent(PortableRegistry &registry); // Recurrent.cpp
-void registerPortableSampling(PortableRegistry &registry); // Sampling.cpp
-void registerPortableSignal(PortableRegistry &registry);  // Signal.cpp
-void registerPortableDataDependent(PortableRegistry &registry); // DataDependent.cpp
+void registerPortableSampling(PortableRegistry &registry);  // Sampling.cpp
+void registerPortableSignal(PortableRegistry &registry);    // Signal.cpp
+void registerPortableDataDependent(
+    PortableRegistry &registry); // DataDependent.cpp
 
 /// The element type buffers use for a tensor element type: unsigned
 /// integers become signless of the same width (arith is signless; the

@@ -674,8 +674,8 @@ TEST_CASE("an output's run-time extent reaches the caller's dims",
                          "run it with tensor descriptors");
   }
   SECTION("max_dims on an input is a broken descriptor") {
-    mlcc_model_tensor_desc inputs[] = {{"x", kFlatDims, 1, MLCC_DTYPE_F32,
-                                        kFlatDims}};
+    mlcc_model_tensor_desc inputs[] = {
+        {"x", kFlatDims, 1, MLCC_DTYPE_F32, kFlatDims}};
     d.inputs = inputs;
     CHECK(createFails(d) == MLCC_INVALID_ARGUMENT);
     CHECK(lastError() == "mlcc_positives_create: input 0 ('x') has max_dims");

@@ -1,0 +1,742 @@
+//===- Resize.cpp - AVX-512 nearest and bilinear resize kernels -----------===//
+//
+// The reference resizes H, then W, each output index reading one (nearest)
+// or two (linear) input indices with weights that depend on that index
+// only. Here those taps are computed when the kernel is generated, and:
+//
+// - each output row reads one input row (nearest, or a linear row of
+//   weight 1) or two, w0 * row[y0] + w1 * row[y1];
+// - a "column pass", straight-line code shared by every row (one per kind
+//   of row: copy, one weighted row, two), makes each 16-column output
+//   vector: it loads the window of (combined) source columns its lanes
+//   read, one to three vectors, and picks them with vpermps (a window of
+//   up to 16), vpermt2ps (32) and a masked vpermps (48), or gathers them,
+//   then multiplies by the column weights (linear) and stores. A 2x
+//   nearest upsample is one vpermps with a memory operand and one store
+//   per output vector; the index vectors, the same for most vectors, stay
+//   in registers. The source row is never stored: a window made of two
+//   rows is recomputed for each vector that reads it, cheaper than a
+//   scratch row read back (through store forwarding) at other offsets.
+//
+// NCHW16c input (a conv's output): an input row of 16 channels is
+// transposed 16 x 16 into 16 plain rows, once, into one of two slots on
+// the stack that hold the last two input rows used; each channel's output
+// row then goes through the column pass from the slots.
+//
+// Arithmetic: f32, in the reference's order (row taps, then column taps,
+// first tap first; a zero weight is no tap). The reference sums in double
+// and rounds once, so results agree within a few ulp of sum |w * x|.
+//
+// Register plan:
+//   rsi  src (plane or channel block)   rdx  dst (plane or block's planes)
+//   r8   unit counter   rbx  image counter (NCHW16c)   rdi channel counter
+//   r11, rax  the input rows (NCHW16c: their channel's rows in the slots)
+//   r10  the output row   rcx  mask bits   r9  the slot a transpose fills
+//   r12  stack scratch (NCHW16c; 64-byte aligned, rbp keeps rsp)
+//   zmm0, zmm3, zmm7 the window  zmm1, zmm2 taps  zmm4 result
+//   zmm5, zmm6 index vectors loaded per use  zmm8 second row, gathers
+//   zmm18, zmm19 row weights   zmm0-zmm16 the 16 x 16 transpose
+//   the most used index vectors: zmm9-zmm17, zmm20-zmm31 (NCHW16c:
+//   zmm20-zmm31)
+//   k1 output tail  k2 lanes with a second tap  k3 window tail
+//   k4 third window vector's lanes  k5 gathers
+//
+//===----------------------------------------------------------------------===//
+
+#include "Resize.h"
+#include "JitGenerator.h"
+
+#include "KernelABI.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <map>
+
+namespace mlcc::avx512 {
+
+//===----------------------------------------------------------------------===//
+// Taps, as compiler/Reference/Kernels/Resize.cpp computes them
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The reference's sourceCoord: the input coordinate of output index x.
+double sourceCoord(const ResizeCoords &c, double x, double scale, int64_t inLen,
+                   int64_t outLen) {
+  double resized = c.fromSizes ? static_cast<double>(outLen) : scale * inLen;
+  switch (c.coord) {
+  case ResizeCoord::HalfPixel:
+    return (x + 0.5) / scale - 0.5;
+  case ResizeCoord::PytorchHalfPixel:
+    return resized > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  case ResizeCoord::AlignCorners:
+    return resized == 1 ? 0.0 : x * (inLen - 1) / (resized - 1);
+  case ResizeCoord::Asymmetric:
+    return x / scale;
+  case ResizeCoord::TfHalfPixelForNN:
+    return (x + 0.5) / scale;
+  }
+  return x;
+}
+
+} // namespace
+
+std::vector<ResizeTap> resizeAxisTaps(const ResizeCoords &c, double scale,
+                                      int64_t inLen, int64_t outLen) {
+  std::vector<ResizeTap> taps(std::max<int64_t>(outLen, 0));
+  for (int64_t o = 0; o < outLen; ++o) {
+    ResizeTap &t = taps[o];
+    double x = sourceCoord(c, static_cast<double>(o), scale, inLen, outLen);
+    double base = std::floor(x), r = x - base;
+    int64_t b = static_cast<int64_t>(base);
+    if (c.mode == ResizeMode::Nearest) {
+      bool up = false;
+      if (r != 0)
+        up = c.rounding == ResizeRounding::Ceil ||
+             (c.rounding == ResizeRounding::PreferFloor && r > 0.5) ||
+             (c.rounding == ResizeRounding::PreferCeil && r >= 0.5);
+      t.index[0] = b + (up ? 1 : 0);
+      t.weight[0] = 1.0;
+      t.weight[1] = 0.0;
+    } else {
+      t.index[0] = b;
+      t.index[1] = b + 1;
+      t.weight[0] = 1 - r;
+      t.weight[1] = r;
+      if (c.excludeOutside) {
+        double sum = 0;
+        for (int k = 0; k < 2; ++k) {
+          if (t.index[k] < 0 || t.index[k] >= inLen)
+            t.weight[k] = 0;
+          sum += t.weight[k];
+        }
+        if (sum != 0)
+          for (double &w : t.weight)
+            w /= sum;
+      }
+    }
+    for (int64_t &i : t.index)
+      i = std::min(std::max<int64_t>(i, 0), inLen - 1);
+  }
+  return taps;
+}
+
+bool isIdentityAxis(const std::vector<ResizeTap> &taps, int64_t inLen,
+                    int64_t outLen) {
+  if (inLen != outLen)
+    return false;
+  for (int64_t o = 0; o < outLen; ++o)
+    for (int k = 0; k < 2; ++k)
+      if (taps[o].weight[k] != 0 &&
+          (taps[o].index[k] != o || taps[o].weight[k] != 1.0))
+        return false;
+  return true;
+}
+
+namespace {
+
+/// Generated code addresses within a plane (or a block of 16 planes) with
+/// 32-bit displacements.
+constexpr int64_t kMaxDisp = (int64_t(1) << 31) - 1;
+/// The stack scratch of two slots of 16 transposed rows (NCHW16c).
+constexpr int64_t kMaxScratchBytes = int64_t(64) << 10;
+/// Straight-line column passes stay a reasonable size.
+constexpr int64_t kMaxOutWidth = int64_t(1) << 16;
+constexpr int kBlock = 16; // channels per NCHW16c block
+
+int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+} // namespace
+
+Status validateResize(const ResizeSpec &s) {
+  const std::string &name = s.name;
+  MLCC_CHECK(s.n >= 0 && s.c >= 0 && s.h >= 0 && s.w >= 0 && s.oh >= 0 &&
+                 s.ow >= 0,
+             name, ": a dim is negative");
+  MLCC_CHECK((s.h > 0 || s.oh == 0) && (s.w > 0 || s.ow == 0), name,
+             ": cannot resize an axis of length 0 to ", s.h ? s.ow : s.oh);
+  MLCC_CHECK(s.scales[0] > 0 && s.scales[1] > 0, name,
+             ": scales must be positive");
+  MLCC_CHECK(s.ow <= kMaxOutWidth, name, ": output width ", s.ow,
+             " is too big");
+  const int64_t elem = s.blockedInput ? 4 * kBlock : 4;
+  MLCC_CHECK(s.h <= kMaxDisp && s.w <= kMaxDisp / elem &&
+                 s.h * s.w <= kMaxDisp / elem,
+             name, ": input plane ", s.h, " x ", s.w, " is too big");
+  MLCC_CHECK(s.oh <= kMaxDisp && s.oh * s.ow <= kMaxDisp / (4 * kBlock), name,
+             ": output plane ", s.oh, " x ", s.ow, " is too big");
+  MLCC_CHECK(!s.blockedInput ||
+                 2 * kBlock * 4 * roundUp(s.w, 16) <= kMaxScratchBytes,
+             name, ": NCHW16c input rows of ", s.w, " are too long");
+  return Status::success();
+}
+
+namespace {
+
+/// 16 lanes of 32-bit values: index vectors and weight vectors.
+using Lanes = std::array<uint32_t, kF32Lanes>;
+
+/// The taps of an output index with a zero weight always second (the
+/// reference skips zero weights, so a zero first weight swaps the taps).
+ResizeTap normalized(ResizeTap t, bool linear) {
+  if (!linear) {
+    t.weight[1] = 0;
+    return t;
+  }
+  if (t.weight[0] == 0) {
+    std::swap(t.index[0], t.index[1]);
+    std::swap(t.weight[0], t.weight[1]);
+  }
+  return t;
+}
+
+/// How one output row gets its source row.
+enum class RowKind {
+  Copy, // the input row itself (weight 1)
+  One,  // w0 * row[y0]
+  Two,  // w0 * row[y0] + w1 * row[y1]
+};
+
+RowKind rowKind(const ResizeTap &t) {
+  if (t.weight[1] != 0)
+    return RowKind::Two;
+  return t.weight[0] == 1.0 ? RowKind::Copy : RowKind::One;
+}
+
+/// How one output vector of the column pass reads its source row(s).
+struct ColumnVector {
+  /// Its lanes read 1, 2 or 3 consecutive vectors of the row from `base`
+  /// (the window), or, 0, gather.
+  int windows = 1;
+  int64_t ox0 = 0;
+  int lanes = 0;
+  int64_t base = 0;
+  int count = 0;                  // window elements inside the row
+  int index[2] = {0, 0};          // slots in the index table, per tap
+  int weight[2] = {0, 0};         // slots in the weight table, per tap
+  uint32_t highLanes[2] = {0, 0}; // per tap, lanes in the third vector
+  uint32_t secondLanes = 0;       // lanes with a second tap
+  bool single = false;            // the result is tap 0 (weight 1)
+  bool identity = false;          // tap 0 is the window itself
+};
+
+//===----------------------------------------------------------------------===//
+// The kernel
+//===----------------------------------------------------------------------===//
+
+class ResizeKernel : public JitGenerator {
+public:
+  ResizeKernel(std::vector<uint8_t> &buffer, const ResizeSpec &spec)
+      : JitGenerator(buffer), spec_(spec),
+        linear_(spec.coords.mode == ResizeMode::Linear),
+        rowPitch_(roundUp(spec.w, 16)) {}
+
+  Status generate();
+
+private:
+  const ResizeSpec &spec_;
+  const bool linear_;
+  const int64_t rowPitch_; // floats between scratch rows (NCHW16c)
+  std::vector<ResizeTap> rows_, cols_;
+  std::vector<ColumnVector> vectors_;
+  std::vector<Lanes> indexTable_, weightTable_;
+  std::map<Lanes, int> indexSlots_, weightSlots_;
+  std::map<int, Xbyak::Zmm> cachedIndex_; // slot -> register
+
+  Xbyak::Label columnPass_[3], transposeRow_, indexData_, weightData_;
+  // What the column pass last put in k2, k3, k4 (-1: unknown).
+  int64_t maskState_[3] = {-1, -1, -1};
+
+  const Xbyak::Reg64 regArgs_ = rdi, regSrc_ = rsi, regDst_ = rdx,
+                     regUnits_ = r8, regOut_ = r10, regRowA_ = r11,
+                     regRowB_ = rax, regImages_ = rbx, regChannels_ = rdi,
+                     regSlot_ = r9, regScratch_ = r12;
+  const Xbyak::Reg32 regBits_ = ecx;
+  const Xbyak::Zmm windows_[3] = {zmm0, zmm3, zmm7};
+  const Xbyak::Zmm tap0_ = zmm1, tap1_ = zmm2, result_ = zmm4, rowB_ = zmm8,
+                   weightA_ = zmm18, weightB_ = zmm19;
+  const Xbyak::Opmask kOutTail_ = k1, kSecond_ = k2, kWindow_ = k3, kHigh_ = k4,
+                      kGather_ = k5;
+
+  int slotOf(std::map<Lanes, int> &slots, std::vector<Lanes> &table,
+             const Lanes &v) {
+    auto [it, inserted] = slots.try_emplace(v, static_cast<int>(table.size()));
+    if (inserted)
+      table.push_back(v);
+    return it->second;
+  }
+  void planColumns();
+  void cacheIndexVectors();
+  /// k = bits, unless the column pass set it so already (state slot i).
+  void setMask(const Xbyak::Opmask &k, int i, uint32_t bits) {
+    if (maskState_[i] == bits)
+      return;
+    mov(regBits_, bits);
+    kmovw(k, regBits_);
+    maskState_[i] = bits;
+  }
+  Xbyak::Zmm indexVector(int slot, const Xbyak::Zmm &scratch);
+  Xbyak::Address weightVector(int slot) {
+    return ptr[rip + weightData_ + kZmmBytes * slot];
+  }
+  void loadWindow(RowKind kind, const Xbyak::Zmm &dst, int64_t first,
+                  int count);
+  void gather(RowKind kind, const Xbyak::Zmm &dst, const Xbyak::Zmm &index);
+  void tap(RowKind kind, const ColumnVector &v, int k, const Xbyak::Zmm &dst);
+  void emitColumnPass(RowKind kind);
+  void emitTransposeRow();
+  void transpose16(std::array<int, 16> &regs, int &spare);
+  /// Loads the row weights of `t` unless weightA_, weightB_ hold them.
+  void rowWeights(const ResizeTap &t, double held[2]);
+  void plainPlane();
+  void blockedUnit(int64_t channels);
+};
+
+void ResizeKernel::planColumns() {
+  const int64_t w = spec_.w;
+  for (int64_t ox0 = 0; ox0 < spec_.ow; ox0 += kF32Lanes) {
+    ColumnVector v;
+    v.ox0 = ox0;
+    v.lanes = static_cast<int>(std::min<int64_t>(kF32Lanes, spec_.ow - ox0));
+    ResizeTap t[kF32Lanes];
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    v.single = true;
+    for (int j = 0; j < v.lanes; ++j) {
+      t[j] = normalized(cols_[ox0 + j], linear_);
+      lo = std::min(lo, t[j].index[0]);
+      hi = std::max(hi, t[j].index[0]);
+      if (t[j].weight[1] != 0) {
+        v.secondLanes |= 1u << j;
+        lo = std::min(lo, t[j].index[1]);
+        hi = std::max(hi, t[j].index[1]);
+      }
+      v.single &= t[j].weight[0] == 1.0 && t[j].weight[1] == 0;
+    }
+    // Lanes past the row's end read lane 0's taps and are not stored.
+    for (int j = v.lanes; j < kF32Lanes; ++j)
+      t[j] = t[0];
+    const int64_t span = hi - lo + 1;
+    v.windows = span <= 16 ? 1 : span <= 32 ? 2 : span <= 48 ? 3 : 0;
+    if (v.windows) {
+      v.base = std::min(lo, std::max<int64_t>(0, w - 16 * v.windows));
+      v.count = static_cast<int>(std::min<int64_t>(16 * v.windows, w - v.base));
+    }
+    v.identity = v.windows == 1;
+    for (int k = 0; k < (linear_ ? 2 : 1); ++k) {
+      Lanes index, weight;
+      for (int j = 0; j < kF32Lanes; ++j) {
+        bool used = k == 0 || (v.secondLanes >> j & 1);
+        int64_t i = (used ? t[j].index[k] : t[j].index[0]) - v.base;
+        index[j] = static_cast<uint32_t>(i);
+        weight[j] = floatBits(
+            used && j < v.lanes ? static_cast<float>(t[j].weight[k]) : 0.0f);
+        if (v.windows == 3 && i >= 32)
+          v.highLanes[k] |= 1u << j;
+        if (k == 0 && j < v.lanes)
+          v.identity &= i == j;
+      }
+      v.index[k] = slotOf(indexSlots_, indexTable_, index);
+      v.weight[k] = slotOf(weightSlots_, weightTable_, weight);
+    }
+    vectors_.push_back(v);
+  }
+}
+
+/// The most used index vectors go to registers the rest of the kernel
+/// leaves alone, loaded once.
+void ResizeKernel::cacheIndexVectors() {
+  std::vector<int> regs;
+  if (!spec_.blockedInput)
+    for (int r = 9; r <= 17; ++r)
+      regs.push_back(r);
+  for (int r = 20; r <= 31; ++r)
+    regs.push_back(r);
+  std::map<int, int> uses;
+  for (const ColumnVector &v : vectors_) {
+    if (!v.identity)
+      ++uses[v.index[0]];
+    if (v.secondLanes)
+      ++uses[v.index[1]];
+  }
+  std::vector<std::pair<int, int>> byUse; // (-uses, slot)
+  for (auto [slot, n] : uses)
+    byUse.push_back({-n, slot});
+  std::sort(byUse.begin(), byUse.end());
+  for (size_t i = 0; i < byUse.size() && i < regs.size(); ++i) {
+    Xbyak::Zmm reg(regs[i]);
+    vmovups(reg, ptr[rip + indexData_ + kZmmBytes * byUse[i].second]);
+    cachedIndex_.emplace(byUse[i].second, reg);
+  }
+}
+
+Xbyak::Zmm ResizeKernel::indexVector(int slot, const Xbyak::Zmm &scratch) {
+  if (auto it = cachedIndex_.find(slot); it != cachedIndex_.end())
+    return it->second;
+  vmovups(scratch, ptr[rip + indexData_ + kZmmBytes * slot]);
+  return scratch;
+}
+
+/// dst = the source row's `count` (<= 16) elements from `first`, zeros
+/// after them: the input row at regRowA_, times weightA_, plus the one at
+/// regRowB_ times weightB_, as `kind` says. Never reads past the row.
+void ResizeKernel::loadWindow(RowKind kind, const Xbyak::Zmm &dst,
+                              int64_t first, int count) {
+  const int d = static_cast<int>(4 * first);
+  Xbyak::Address a = ptr[regRowA_ + d], b = ptr[regRowB_ + d];
+  const bool full = count >= kF32Lanes;
+  if (!full)
+    setMask(kWindow_, 1, (1u << count) - 1);
+  if (kind == RowKind::Copy) {
+    if (full)
+      vmovups(dst, a);
+    else
+      vmovups(dst | kWindow_ | T_z, a);
+    return;
+  }
+  if (full) {
+    vmulps(dst, weightA_, a);
+  } else {
+    vmovups(dst | kWindow_ | T_z, a);
+    vmulps(dst, dst, weightA_);
+  }
+  if (kind != RowKind::Two)
+    return;
+  if (full) {
+    vfmadd231ps(dst, weightB_, b);
+  } else {
+    vmovups(rowB_ | kWindow_ | T_z, b);
+    vfmadd231ps(dst, weightB_, rowB_);
+  }
+}
+
+/// dst = the source row's elements at `index` (as loadWindow combines
+/// the input rows).
+void ResizeKernel::gather(RowKind kind, const Xbyak::Zmm &dst,
+                          const Xbyak::Zmm &index) {
+  // The gather clears its mask as it goes.
+  kxnorw(kGather_, kGather_, kGather_);
+  vgatherdps(dst | kGather_, ptr[regRowA_ + index * 4]);
+  if (kind == RowKind::Copy)
+    return;
+  vmulps(dst, dst, weightA_);
+  if (kind != RowKind::Two)
+    return;
+  kxnorw(kGather_, kGather_, kGather_);
+  vgatherdps(rowB_ | kGather_, ptr[regRowB_ + index * 4]);
+  vfmadd231ps(dst, weightB_, rowB_);
+}
+
+/// dst = the source elements of tap k, lane by lane, from the window.
+void ResizeKernel::tap(RowKind kind, const ColumnVector &v, int k,
+                       const Xbyak::Zmm &dst) {
+  Xbyak::Zmm index = indexVector(v.index[k], k ? zmm6 : zmm5);
+  if (v.windows == 0) {
+    gather(kind, dst, index);
+    return;
+  }
+  if (v.windows == 1) {
+    vpermps(dst, index, windows_[0]);
+    return;
+  }
+  vmovaps(dst, windows_[0]);
+  vpermt2ps(dst, index, windows_[1]);
+  if (v.highLanes[k]) {
+    // vpermps reads the index's low 4 bits: 32 + i is element i.
+    setMask(kHigh_, 2, v.highLanes[k]);
+    vpermps(dst | kHigh_, index, windows_[2]);
+  }
+}
+
+/// One output row, [regOut_], from the source row that `kind` makes of
+/// the input rows at regRowA_ (and regRowB_).
+void ResizeKernel::emitColumnPass(RowKind kind) {
+  L(columnPass_[static_cast<int>(kind)]);
+  std::fill(std::begin(maskState_), std::end(maskState_), -1);
+  for (const ColumnVector &v : vectors_) {
+    Xbyak::Zmm result = tap0_;
+    if (kind == RowKind::Copy && v.windows == 1 && v.single && !v.identity &&
+        v.count >= kF32Lanes) {
+      // Nearest's common case: the window straight from memory.
+      vpermps(tap0_, indexVector(v.index[0], zmm5),
+              ptr[regRowA_ + static_cast<int>(4 * v.base)]);
+    } else {
+      for (int r = 0; r < v.windows; ++r)
+        loadWindow(kind, windows_[r], v.base + 16 * r,
+                   std::min(16, v.count - 16 * r));
+      if (v.identity)
+        result = windows_[0];
+      else
+        tap(kind, v, 0, tap0_);
+    }
+    if (!v.single) {
+      vmulps(result_, result, weightVector(v.weight[0]));
+      if (v.secondLanes) {
+        tap(kind, v, 1, tap1_);
+        // A lane without a second tap must not add 0 * x (x may be inf);
+        // lanes past the row's end are not stored.
+        uint32_t stored = (1u << v.lanes) - 1;
+        if ((v.secondLanes & stored) == stored) {
+          vfmadd231ps(result_, tap1_, weightVector(v.weight[1]));
+        } else {
+          setMask(kSecond_, 0, v.secondLanes);
+          vfmadd231ps(result_ | kSecond_, tap1_, weightVector(v.weight[1]));
+        }
+      }
+      result = result_;
+    }
+    Xbyak::Address out = ptr[regOut_ + static_cast<int>(4 * v.ox0)];
+    if (v.lanes == kF32Lanes)
+      vmovups(out, result);
+    else
+      vmovups(out | kOutTail_, result);
+  }
+  ret();
+}
+
+/// Transposes the 16 x 16 block in registers regs (regs[p] lane c: pixel
+/// p, channel c) in four rounds of shuffles, renaming instead of moving:
+/// afterwards regs[c] lane p holds pixel p of channel c. `spare` is a free
+/// register, and one again (another) afterwards.
+void ResizeKernel::transpose16(std::array<int, 16> &r, int &spare) {
+  using Xbyak::Zmm;
+  // 32-bit interleave of pixel pairs.
+  for (int k = 0; k < 8; ++k) {
+    int a = r[2 * k], b = r[2 * k + 1];
+    vunpcklps(Zmm(spare), Zmm(a), Zmm(b));
+    vunpckhps(Zmm(b), Zmm(a), Zmm(b));
+    r[2 * k] = spare;
+    spare = a;
+  }
+  // 64-bit interleave: s[m][q] lane L = channel 4L + q, pixels 4m..4m+3.
+  int s[4][4];
+  for (int m = 0; m < 4; ++m) {
+    int a0 = r[4 * m], b0 = r[4 * m + 1], a1 = r[4 * m + 2], b1 = r[4 * m + 3];
+    vunpcklpd(Zmm(spare), Zmm(a0), Zmm(a1));
+    vunpckhpd(Zmm(a1), Zmm(a0), Zmm(a1));
+    vunpcklpd(Zmm(a0), Zmm(b0), Zmm(b1));
+    vunpckhpd(Zmm(b1), Zmm(b0), Zmm(b1));
+    s[m][0] = spare;
+    s[m][1] = a1;
+    s[m][2] = a0;
+    s[m][3] = b1;
+    spare = b0;
+  }
+  // 4 x 4 transposes of 128-bit blocks: channel 4L + q gets, as its block
+  // m, block L of s[m][q].
+  for (int q = 0; q < 4; ++q) {
+    int a = s[0][q], b = s[1][q], c = s[2][q], d = s[3][q];
+    int t = spare;
+    vshuff32x4(Zmm(t), Zmm(a), Zmm(b), 0x44);
+    vshuff32x4(Zmm(b), Zmm(a), Zmm(b), 0xEE);
+    vshuff32x4(Zmm(a), Zmm(c), Zmm(d), 0x44);
+    vshuff32x4(Zmm(d), Zmm(c), Zmm(d), 0xEE);
+    vshuff32x4(Zmm(c), Zmm(t), Zmm(a), 0x88);
+    vshuff32x4(Zmm(a), Zmm(t), Zmm(a), 0xDD);
+    vshuff32x4(Zmm(t), Zmm(b), Zmm(d), 0x88);
+    vshuff32x4(Zmm(d), Zmm(b), Zmm(d), 0xDD);
+    r[q] = c;
+    r[4 + q] = a;
+    r[8 + q] = t;
+    r[12 + q] = d;
+    spare = b;
+  }
+}
+
+/// NCHW16c: the input row at regRowA_ as 16 channel rows (pitch
+/// rowPitch_) at regSlot_, 16 pixels transposed at a time.
+void ResizeKernel::emitTransposeRow() {
+  L(transposeRow_);
+  for (int64_t x0 = 0; x0 < spec_.w; x0 += kF32Lanes) {
+    std::array<int, 16> regs;
+    for (int p = 0; p < 16; ++p)
+      regs[p] = p;
+    int spare = 16;
+    int pixels = static_cast<int>(std::min<int64_t>(kF32Lanes, spec_.w - x0));
+    for (int p = 0; p < pixels; ++p)
+      vmovups(Xbyak::Zmm(regs[p]),
+              ptr[regRowA_ + static_cast<int>(kZmmBytes * (x0 + p))]);
+    // Lanes of pixels past the row's end are never read.
+    transpose16(regs, spare);
+    for (int c = 0; c < kBlock; ++c)
+      vmovups(ptr[regSlot_ + static_cast<int>(4 * (c * rowPitch_ + x0))],
+              Xbyak::Zmm(regs[c]));
+  }
+  ret();
+}
+
+void ResizeKernel::rowWeights(const ResizeTap &t, double held[2]) {
+  RowKind kind = rowKind(t);
+  for (int k = 0; k < (kind == RowKind::Two ? 2 : kind == RowKind::One); ++k) {
+    if (t.weight[k] == held[k])
+      continue;
+    loadCst(k ? weightB_ : weightA_, static_cast<float>(t.weight[k]));
+    held[k] = t.weight[k];
+  }
+}
+
+/// One NCHW plane: each output row from its input rows.
+void ResizeKernel::plainPlane() {
+  const int64_t rowBytes = 4 * spec_.w, outRowBytes = 4 * spec_.ow;
+  // The row weights in weightA_, weightB_ (none at the plane's start).
+  double held[2] = {NAN, NAN};
+  for (int64_t oy = 0; oy < spec_.oh; ++oy) {
+    ResizeTap t = normalized(rows_[oy], linear_);
+    RowKind kind = rowKind(t);
+    lea(regRowA_, ptr[regSrc_ + static_cast<int>(t.index[0] * rowBytes)]);
+    if (kind == RowKind::Two)
+      lea(regRowB_, ptr[regSrc_ + static_cast<int>(t.index[1] * rowBytes)]);
+    rowWeights(t, held);
+    lea(regOut_, ptr[regDst_ + static_cast<int>(oy * outRowBytes)]);
+    call(columnPass_[static_cast<int>(kind)]);
+  }
+}
+
+/// One NCHW16c channel block (of `channels` real channels): the input
+/// rows an output row reads are transposed into the slots (unless they
+/// are there already), then each channel's output row is made from them.
+void ResizeKernel::blockedUnit(int64_t channels) {
+  const int64_t rowBytes = kZmmBytes * spec_.w, outRowBytes = 4 * spec_.ow,
+                planeBytes = 4 * spec_.oh * spec_.ow,
+                slotBytes = 4 * kBlock * rowPitch_;
+  int64_t slots[2] = {-1, -1}; // the input row in each
+  double held[2] = {NAN, NAN};
+  auto slotOf = [&](int64_t y) { return slots[0] == y ? 0 : 1; };
+  for (int64_t oy = 0; oy < spec_.oh; ++oy) {
+    ResizeTap t = normalized(rows_[oy], linear_);
+    RowKind kind = rowKind(t);
+    const int taps = kind == RowKind::Two ? 2 : 1;
+    for (int k = 0; k < taps; ++k) {
+      int64_t y = t.index[k];
+      if (slots[0] == y || slots[1] == y)
+        continue;
+      // Into a slot whose row this output row does not read, the one of
+      // the lower (earlier) row: rows are read in increasing order.
+      auto needed = [&](int i) {
+        return slots[i] == t.index[0] || (taps == 2 && slots[i] == t.index[1]);
+      };
+      int s = needed(0) || (!needed(1) && slots[1] < slots[0]) ? 1 : 0;
+      lea(regRowA_, ptr[regSrc_ + static_cast<int>(y * rowBytes)]);
+      lea(regSlot_, ptr[regScratch_ + static_cast<int>(s * slotBytes)]);
+      call(transposeRow_);
+      slots[s] = y;
+    }
+    lea(regRowA_,
+        ptr[regScratch_ + static_cast<int>(slotOf(t.index[0]) * slotBytes)]);
+    if (kind == RowKind::Two)
+      lea(regRowB_,
+          ptr[regScratch_ + static_cast<int>(slotOf(t.index[1]) * slotBytes)]);
+    rowWeights(t, held);
+    lea(regOut_, ptr[regDst_ + static_cast<int>(oy * outRowBytes)]);
+    Xbyak::Label loop;
+    if (channels > 1) {
+      mov(regChannels_, channels);
+      L(loop);
+    }
+    call(columnPass_[static_cast<int>(kind)]);
+    if (channels > 1) {
+      add(regRowA_, static_cast<int>(4 * rowPitch_));
+      if (kind == RowKind::Two)
+        add(regRowB_, static_cast<int>(4 * rowPitch_));
+      addImm(regOut_, planeBytes, rcx);
+      dec(regChannels_);
+      jnz(loop, T_NEAR);
+    }
+  }
+}
+
+Status ResizeKernel::generate() {
+  rows_ = resizeAxisTaps(spec_.coords, spec_.scales[0], spec_.h, spec_.oh);
+  cols_ = resizeAxisTaps(spec_.coords, spec_.scales[1], spec_.w, spec_.ow);
+  planColumns();
+  const bool blocked = spec_.blockedInput;
+  const int64_t units = blocked ? spec_.n : spec_.n * spec_.c;
+  bool rowKinds[3] = {false, false, false};
+  for (const ResizeTap &t : rows_)
+    rowKinds[static_cast<int>(rowKind(normalized(t, linear_)))] = true;
+
+  preamble({rbx, rbp, r12});
+  if (units > 0 && spec_.c > 0 && spec_.oh > 0 && spec_.ow > 0) {
+    if (blocked) {
+      mov(rbp, rsp);
+      sub(rsp, static_cast<int>(2 * kBlock * 4 * rowPitch_));
+      and_(rsp, -kZmmBytes);
+      mov(regScratch_, rsp);
+    }
+    mov(regSrc_,
+        ptr[regArgs_ + static_cast<int>(offsetof(mlcc_resize_args, src))]);
+    mov(regDst_,
+        ptr[regArgs_ + static_cast<int>(offsetof(mlcc_resize_args, dst))]);
+    if (spec_.ow % kF32Lanes) {
+      mov(regBits_, (1u << (spec_.ow % kF32Lanes)) - 1);
+      kmovw(kOutTail_, regBits_);
+    }
+    cacheIndexVectors();
+    const int64_t planeBytes = 4 * spec_.oh * spec_.ow;
+    Xbyak::Label loop;
+    if (!blocked) {
+      mov(regUnits_, units);
+      L(loop);
+      plainPlane();
+      addImm(regSrc_, 4 * spec_.h * spec_.w, rcx);
+      addImm(regDst_, planeBytes, rcx);
+      dec(regUnits_);
+      jnz(loop, T_NEAR);
+    } else {
+      const int64_t full = spec_.c / kBlock, rest = spec_.c % kBlock;
+      const int64_t blockBytes = kZmmBytes * spec_.h * spec_.w;
+      mov(regImages_, units);
+      L(loop);
+      Xbyak::Label blocks;
+      if (full > 0) {
+        mov(regUnits_, full);
+        L(blocks);
+        blockedUnit(kBlock);
+        addImm(regSrc_, blockBytes, rcx);
+        addImm(regDst_, kBlock * planeBytes, rcx);
+        dec(regUnits_);
+        jnz(blocks, T_NEAR);
+      }
+      if (rest > 0) {
+        blockedUnit(rest);
+        addImm(regSrc_, blockBytes, rcx);
+        addImm(regDst_, rest * planeBytes, rcx);
+      }
+      dec(regImages_);
+      jnz(loop, T_NEAR);
+      mov(rsp, rbp);
+    }
+  }
+  postamble();
+  // Subroutines after the constant pool: they use none of it.
+  for (RowKind kind : {RowKind::Copy, RowKind::One, RowKind::Two})
+    if (rowKinds[static_cast<int>(kind)])
+      emitColumnPass(kind);
+  if (blocked)
+    emitTransposeRow();
+  alignCode(kZmmBytes, /*withNops=*/false);
+  L(indexData_);
+  for (const Lanes &v : indexTable_)
+    for (uint32_t x : v)
+      dd(x);
+  L(weightData_);
+  for (const Lanes &v : weightTable_)
+    for (uint32_t x : v)
+      dd(x);
+  return Status::success();
+}
+
+} // namespace
+
+Status generateResize(const ResizeSpec &spec, std::vector<uint8_t> &code) {
+  code.clear();
+  MLCC_RETURN_IF_ERROR(validateResize(spec));
+  return generateInGrowingBuffer([&](std::vector<uint8_t> &buffer) {
+    ResizeKernel kernel(buffer, spec);
+    MLCC_RETURN_IF_ERROR(kernel.generate());
+    return kernel.finish(spec.name, code);
+  });
+}
+
+} // namespace mlcc::avx512
