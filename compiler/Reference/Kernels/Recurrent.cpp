@@ -8,14 +8,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelUtils.h"
+#include "mlcc/Reference/RecurrentActivations.h"
 
-#include <cctype>
 #include <cmath>
 
 namespace mlcc::ref {
 namespace {
 
-enum class CellKind { Rnn, Gru, Lstm };
+using CellKind = rnn::Cell;
+using rnn::Activation;
 
 const char *cellName(CellKind k) {
   switch (k) {
@@ -33,129 +34,17 @@ int64_t gateCount(CellKind k) {
   return k == CellKind::Lstm ? 4 : k == CellKind::Gru ? 3 : 1;
 }
 
-/// Activations per direction: RNN f; GRU f, g; LSTM f, g, h.
-size_t activationCount(CellKind k) {
-  return k == CellKind::Lstm ? 3 : k == CellKind::Gru ? 2 : 1;
-}
-
-//===----------------------------------------------------------------------===//
-// Activation functions of the activations attribute
-//===----------------------------------------------------------------------===//
-
-struct Activation {
-  enum Kind {
-    Relu,
-    Tanh,
-    Sigmoid,
-    Affine,
-    LeakyRelu,
-    ThresholdedRelu,
-    ScaledTanh,
-    HardSigmoid,
-    Elu,
-    Softsign,
-    Softplus
-  } kind = Tanh;
-  double alpha = 0, beta = 0;
-
-  double operator()(double x) const {
-    switch (kind) {
-    case Relu:
-      return x > 0 ? x : 0;
-    case Tanh:
-      return std::tanh(x);
-    case Sigmoid:
-      return 1.0 / (1.0 + std::exp(-x));
-    case Affine:
-      return alpha * x + beta;
-    case LeakyRelu:
-      return x >= 0 ? x : alpha * x;
-    case ThresholdedRelu:
-      return x >= alpha ? x : 0;
-    case ScaledTanh:
-      return alpha * std::tanh(beta * x);
-    case HardSigmoid:
-      return std::min(std::max(alpha * x + beta, 0.0), 1.0);
-    case Elu:
-      return x >= 0 ? x : alpha * (std::exp(x) - 1);
-    case Softsign:
-      return x / (1 + std::fabs(x));
-    case Softplus:
-      return std::log1p(std::exp(x));
-    }
-    return x;
-  }
-};
-
-std::string lower(std::string s) {
-  for (char &c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-/// Parses `activations`, `activation_alpha` and `activation_beta` into one
-/// Activation per (direction, slot). The alpha and beta lists are consumed in
-/// order by the functions that take such a parameter (as onnxruntime does);
-/// the others use the default of the ONNX op of the same name.
+/// The activations attributes (RecurrentActivations.h), one per
+/// (direction, slot).
 Status parseActivations(CellKind kind, const Attrs &attrs, int64_t numDirs,
                         std::vector<Activation> &out) {
-  const char *op = cellName(kind);
-  size_t perDir = activationCount(kind);
-  std::vector<std::string> names = attrs.getStrings("activations");
-  if (names.empty()) {
-    std::vector<std::string> dflt =
-        kind == CellKind::Lstm
-            ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
-        : kind == CellKind::Gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                : std::vector<std::string>{"Tanh"};
-    for (int64_t d = 0; d < numDirs; ++d)
-      names.insert(names.end(), dflt.begin(), dflt.end());
-  } else if (names.size() == perDir && numDirs == 2) {
-    // One set given for a bidirectional cell: both directions share it.
-    std::vector<std::string> copy = names;
-    names.insert(names.end(), copy.begin(), copy.end());
-  }
-  MLCC_CHECK(names.size() == perDir * static_cast<size_t>(numDirs), op,
-             ": activations has ", names.size(), " entries, expected ",
-             perDir * numDirs);
   std::vector<float> alphas = attrs.getFloats("activation_alpha");
   std::vector<float> betas = attrs.getFloats("activation_beta");
-  size_t ai = 0, bi = 0;
-  out.clear();
-  // Name, kind, whether alpha / beta are taken, and their defaults.
-  struct Spec {
-    const char *name;
-    Activation::Kind kind;
-    bool usesAlpha, usesBeta;
-    double alpha, beta;
-  };
-  static const Spec specs[] = {
-      {"relu", Activation::Relu, false, false, 0, 0},
-      {"tanh", Activation::Tanh, false, false, 0, 0},
-      {"sigmoid", Activation::Sigmoid, false, false, 0, 0},
-      {"affine", Activation::Affine, true, true, 1.0, 0.0},
-      {"leakyrelu", Activation::LeakyRelu, true, false, 0.01, 0},
-      {"thresholdedrelu", Activation::ThresholdedRelu, true, false, 1.0, 0},
-      {"scaledtanh", Activation::ScaledTanh, true, true, 1.0, 1.0},
-      {"hardsigmoid", Activation::HardSigmoid, true, true, 0.2, 0.5},
-      {"elu", Activation::Elu, true, false, 1.0, 0},
-      {"softsign", Activation::Softsign, false, false, 0, 0},
-      {"softplus", Activation::Softplus, false, false, 0, 0},
-  };
-  for (const std::string &name : names) {
-    std::string n = lower(name);
-    const Spec *spec = nullptr;
-    for (const Spec &sp : specs)
-      if (n == sp.name)
-        spec = &sp;
-    MLCC_CHECK(spec, op, ": unknown activation function '", name, "'");
-    Activation a;
-    a.kind = spec->kind;
-    a.alpha =
-        spec->usesAlpha && ai < alphas.size() ? alphas[ai++] : spec->alpha;
-    a.beta = spec->usesBeta && bi < betas.size() ? betas[bi++] : spec->beta;
-    out.push_back(a);
-  }
+  std::string error = rnn::parseActivations(
+      kind, attrs.getStrings("activations"),
+      std::vector<double>(alphas.begin(), alphas.end()),
+      std::vector<double>(betas.begin(), betas.end()), numDirs, out);
+  MLCC_CHECK(error.empty(), cellName(kind), ": ", error);
   return Status::success();
 }
 
@@ -384,7 +273,7 @@ Status runRecurrent(CellKind kind, const Attrs &attrs,
     const double *w = &W[dir * G * H * I], *r = &R[dir * G * H * H];
     const double *wb = &B[dir * 2 * G * H], *rb = wb + G * H;
     const double *p = &P[dir * 3 * H];
-    const Activation *act = &acts[dir * activationCount(kind)];
+    const Activation *act = &acts[dir * rnn::activationCount(kind)];
 
     // Batch rows of the running state, [N x H].
     std::vector<double> h(N * H), c(N * H);

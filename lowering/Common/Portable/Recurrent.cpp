@@ -52,7 +52,7 @@ struct CellSpec {
   bool batchFirst = false, reverseOnly = false;
   bool linearBeforeReset = false, inputForget = false;
   std::optional<double> clip;
-  SmallVector<Activation> acts; // activationCount(kind) per direction
+  std::vector<Activation> acts; // activationCount(kind) per direction
 };
 
 /// Checks an optional operand's static shape against `want`.

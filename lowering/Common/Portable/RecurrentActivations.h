@@ -1,9 +1,9 @@
 //===- RecurrentActivations.h - Activations of the RNN cells ----*- C++ -*-===//
 //
 // The `activations` attribute of graph.lstm, graph.gru and graph.rnn, with
-// activation_alpha and activation_beta, parsed and emitted as the reference
-// kernel (compiler/Reference/Kernels/Recurrent.cpp) reads and computes them:
-// on f64 values.
+// activation_alpha and activation_beta, read as the reference kernel reads
+// them (mlcc/Reference/RecurrentActivations.h) and emitted as it computes
+// them: on f64 values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,34 +11,13 @@
 #define MLCC_LOWERING_COMMON_PORTABLE_RECURRENTACTIVATIONS_H
 
 #include "ReductionsSupport.h"
+#include "mlcc/Reference/RecurrentActivations.h"
 
 namespace mlcc::portable::rnn {
 
-enum class Cell { Rnn, Gru, Lstm };
-
-/// Activations per direction: RNN f; GRU f, g; LSTM f, g, h.
-size_t activationCount(Cell kind);
-
-struct Activation {
-  enum Kind {
-    Relu,
-    Tanh,
-    Sigmoid,
-    Affine,
-    LeakyRelu,
-    ThresholdedRelu,
-    ScaledTanh,
-    HardSigmoid,
-    Elu,
-    Softsign,
-    Softplus
-  } kind = Tanh;
-  double alpha = 0, beta = 0;
-
-  bool operator==(const Activation &o) const {
-    return kind == o.kind && alpha == o.alpha && beta == o.beta;
-  }
-};
+using ref::rnn::activationCount;
+using ref::rnn::Activation;
+using ref::rnn::Cell;
 
 /// One Activation per (direction, slot) from the op's `activations`,
 /// `activation_alpha` and `activation_beta` (each may be null); emits an
@@ -47,7 +26,7 @@ mlir::LogicalResult parseActivations(mlir::Operation *op, Cell kind,
                                      int64_t dirs, mlir::ArrayAttr names,
                                      mlir::ArrayAttr alphas,
                                      mlir::ArrayAttr betas,
-                                     llvm::SmallVectorImpl<Activation> &out);
+                                     std::vector<Activation> &out);
 
 /// std::min(std::max(v, lo), hi) with its nan rule: a nan v passes.
 mlir::Value clampLikeStd(red::Builder &b, mlir::Value v, mlir::Value lo,
