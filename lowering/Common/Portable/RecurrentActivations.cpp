@@ -28,8 +28,8 @@ LogicalResult parseActivations(Operation *op, Cell kind, int64_t dirs,
         v.push_back(cast<FloatAttr>(e).getValueAsDouble());
     return v;
   };
-  std::string error = ref::rnn::parseActivations(
-      kind, names, floats(alphaAttr), floats(betaAttr), dirs, out);
+  std::string error = ref::rnn::parseActivations(kind, names, floats(alphaAttr),
+                                                 floats(betaAttr), dirs, out);
   if (!error.empty())
     return op->emitError(error);
   return success();

@@ -15,8 +15,8 @@
 
 namespace mlcc::portable::rnn {
 
-using ref::rnn::activationCount;
 using ref::rnn::Activation;
+using ref::rnn::activationCount;
 using ref::rnn::Cell;
 
 /// One Activation per (direction, slot) from the op's `activations`,

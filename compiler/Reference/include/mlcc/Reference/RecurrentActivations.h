@@ -91,7 +91,7 @@ inline std::string parseActivations(Cell kind, std::vector<std::string> names,
   size_t perDir = activationCount(kind);
   if (names.empty()) {
     std::vector<std::string> dflt =
-        kind == Cell::Lstm  ? std::vector<std::string>{"sigmoid", "tanh", "tanh"}
+        kind == Cell::Lstm ? std::vector<std::string>{"sigmoid", "tanh", "tanh"}
         : kind == Cell::Gru ? std::vector<std::string>{"sigmoid", "tanh"}
                             : std::vector<std::string>{"tanh"};
     for (int64_t d = 0; d < numDirs; ++d)
