@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParallelLoops.h"
 #include "ReductionsSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -197,7 +198,8 @@ struct Reduction {
 void emitReduceRegisters(Builder &b, const Reduction &r) {
   RK k = r.kind;
   const Elem &e = r.elem;
-  loops(b, r.keptDims, [&](Builder &b, ValueRange kept) {
+  // Each kept index reduces on its own: parallel (ParallelLoops.h).
+  parallelLoops(b, r.keptDims, [&](Builder &b, ValueRange kept) {
     auto reduceOver = [&](Value init, auto &&elementFn) {
       return loops(b, r.redDims, init,
                    [&](Builder &b, ValueRange red, ValueRange acc) {

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParallelLoops.h"
 #include "ReductionsSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,7 +33,8 @@ void emitRows(Builder &b, SK kind, const Elem &e, Value x, Value y,
   // type; for f16 they are recomputed so the scaling stays in f32.
   bool keepExp = e.storage == ct;
   Type i64 = b.getI64Type();
-  loops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
+  // Each row is computed (and rescaled in y) on its own: parallel.
+  parallelLoops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
     Value o = oi[0], i = oi[1];
     auto at = [&](Builder &b, Value k) {
       return toCompute(b, load(b, x, {o, k, i}), e);
