@@ -17,6 +17,15 @@
 //   in registers. The source row is never stored: a window made of two
 //   rows is recomputed for each vector that reads it, cheaper than a
 //   scratch row read back (through store forwarding) at other offsets.
+// - an exact 2x linear upsample along W (the taps of output columns 2i
+//   and 2i + 1 are those of input columns i - 1, i, i + 1, clamped, with
+//   weights that repeat with period 2: half_pixel, asymmetric, ...) has a
+//   column pass of its own: each 16 columns of the source row are made
+//   once, their neighbours to the left and right come from the adjacent
+//   vectors with valignd (or, at the row's ends, a vpermps that clamps),
+//   FMAs (or adds) make the 16 even and the 16 odd outputs and two
+//   vpermi2ps interleave them into 32. (Loading the neighbours instead,
+//   unaligned, is slower: every such load splits a cache line.)
 //
 // NCHW16c input (a conv's output): an input row of 16 channels is
 // transposed 16 x 16 into 16 plain rows, once, into one of two slots on
@@ -34,11 +43,16 @@
 //   r10  the output row   rcx  mask bits   r9  the slot a transpose fills
 //   r12  stack scratch (NCHW16c; 64-byte aligned, rbp keeps rsp)
 //   zmm0, zmm3, zmm7 the window  zmm1, zmm2 taps  zmm4 result
-//   zmm5, zmm6 index vectors loaded per use  zmm8 second row, gathers
+//   zmm5, zmm6 index vectors loaded per use  zmm8 the second row gathered
 //   zmm18, zmm19 row weights   zmm0-zmm16 the 16 x 16 transpose
 //   the most used index vectors: zmm9-zmm17, zmm20-zmm31 (NCHW16c:
 //   zmm20-zmm31)
-//   k1 output tail  k2 lanes with a second tap  k3 window tail
+//   2x pass: zmm1, zmm2 the neighbours  zmm4 the shared product
+//   zmm5, zmm6 even and odd outputs  zmm4, zmm8 interleaved
+//   zmm13-zmm15 the source vectors times the neighbours' weight
+//   its four index vectors cached as the others
+//   k1 output tail  k2 lanes with a second tap  k3 window tail (2x pass:
+//   set once)
 //   k4 third window vector's lanes  k5 gathers
 //
 //===----------------------------------------------------------------------===//
@@ -53,6 +67,7 @@
 #include <cmath>
 #include <cstddef>
 #include <map>
+#include <optional>
 
 namespace mlcc::avx512 {
 
@@ -205,6 +220,56 @@ RowKind rowKind(const ResizeTap &t) {
   return t.weight[0] == 1.0 ? RowKind::Copy : RowKind::One;
 }
 
+/// One tap of the 2x column pattern: output column 2i + p reads source
+/// column clamp(i + shift) with `weight`.
+struct DoublingTerm {
+  int shift = 0;
+  double weight = 1.0;
+  bool operator==(const DoublingTerm &o) const {
+    return shift == o.shift && weight == o.weight;
+  }
+};
+
+/// The taps of an axis that doubles its length as one pattern per output
+/// parity (the reference's taps in order, zero weights dropped), or false.
+bool doublingPattern(const std::vector<ResizeTap> &taps, int64_t inLen,
+                     std::vector<DoublingTerm> pattern[2]) {
+  if (inLen < 1 || static_cast<int64_t>(taps.size()) != 2 * inLen)
+    return false;
+  auto tapsOf = [&](int64_t o) {
+    std::vector<std::pair<int64_t, double>> r;
+    ResizeTap t = normalized(taps[o], /*linear=*/true);
+    for (int k = 0; k < 2; ++k)
+      if (t.weight[k] != 0)
+        r.push_back({t.index[k], t.weight[k]});
+    return r;
+  };
+  // The shifts from a column whose neighbours are inside the row.
+  const int64_t probe = inLen >= 3 ? 1 : 0;
+  for (int p = 0; p < 2; ++p) {
+    for (auto [index, weight] : tapsOf(2 * probe + p))
+      pattern[p].push_back({static_cast<int>(index - probe), weight});
+    if (pattern[p].empty())
+      return false;
+    for (const DoublingTerm &t : pattern[p])
+      if (t.shift < -1 || t.shift > 1)
+        return false;
+  }
+  for (int64_t i = 0; i < inLen; ++i)
+    for (int p = 0; p < 2; ++p) {
+      auto got = tapsOf(2 * i + p);
+      if (got.size() != pattern[p].size())
+        return false;
+      for (size_t k = 0; k < got.size(); ++k) {
+        int64_t want =
+            std::min(std::max<int64_t>(i + pattern[p][k].shift, 0), inLen - 1);
+        if (got[k].first != want || got[k].second != pattern[p][k].weight)
+          return false;
+      }
+    }
+  return true;
+}
+
 /// How one output vector of the column pass reads its source row(s).
 struct ColumnVector {
   /// Its lanes read 1, 2 or 3 consecutive vectors of the row from `base`
@@ -241,6 +306,12 @@ private:
   const int64_t rowPitch_; // floats between scratch rows (NCHW16c)
   std::vector<ResizeTap> rows_, cols_;
   std::vector<ColumnVector> vectors_;
+  // The 2x column pattern, when the columns have it (else empty).
+  std::vector<DoublingTerm> doubling_[2];
+  // Index slots of the 2x pass: the interleaves of the even and odd
+  // outputs, the left neighbours of the first vector, the right ones of
+  // the last (clamped).
+  int interleaveSlots_[2] = {0, 0}, leftEdgeSlot_ = 0, rightEdgeSlot_ = 0;
   std::vector<Lanes> indexTable_, weightTable_;
   std::map<Lanes, int> indexSlots_, weightSlots_;
   std::map<int, Xbyak::Zmm> cachedIndex_; // slot -> register
@@ -286,10 +357,14 @@ private:
   void gather(RowKind kind, const Xbyak::Zmm &dst, const Xbyak::Zmm &index);
   void tap(RowKind kind, const ColumnVector &v, int k, const Xbyak::Zmm &dst);
   void emitColumnPass(RowKind kind);
+  void planDoubling();
+  Xbyak::Address weightOf(double w);
+  void emitDoublingPass(RowKind kind);
   void emitTransposeRow();
   void transpose16(std::array<int, 16> &regs, int &spare);
-  /// Loads the row weights of `t` unless weightA_, weightB_ hold them.
-  void rowWeights(const ResizeTap &t, double held[2]);
+  /// Loads the row weights of `t` unless weightA_, weightB_ hold them
+  /// (or hold them swapped: then swaps the taps of `t`).
+  void rowWeights(ResizeTap &t, double held[2]);
   void plainPlane();
   void blockedUnit(int64_t channels);
 };
@@ -354,6 +429,10 @@ void ResizeKernel::cacheIndexVectors() {
   for (int r = 20; r <= 31; ++r)
     regs.push_back(r);
   std::map<int, int> uses;
+  if (!doubling_[0].empty())
+    for (int slot : {interleaveSlots_[0], interleaveSlots_[1], leftEdgeSlot_,
+                     rightEdgeSlot_})
+      ++uses[slot];
   for (const ColumnVector &v : vectors_) {
     if (!v.identity)
       ++uses[v.index[0]];
@@ -395,20 +474,17 @@ void ResizeKernel::loadWindow(RowKind kind, const Xbyak::Zmm &dst,
       vmovups(dst | kWindow_ | T_z, a);
     return;
   }
-  if (full) {
+  // A masked memory operand never faults on the lanes it leaves alone.
+  if (full)
     vmulps(dst, weightA_, a);
-  } else {
-    vmovups(dst | kWindow_ | T_z, a);
-    vmulps(dst, dst, weightA_);
-  }
+  else
+    vmulps(dst | kWindow_ | T_z, weightA_, a);
   if (kind != RowKind::Two)
     return;
-  if (full) {
+  if (full)
     vfmadd231ps(dst, weightB_, b);
-  } else {
-    vmovups(rowB_ | kWindow_ | T_z, b);
-    vfmadd231ps(dst, weightB_, rowB_);
-  }
+  else
+    vfmadd231ps(dst | kWindow_, weightB_, b);
 }
 
 /// dst = the source row's elements at `index` (as loadWindow combines
@@ -495,6 +571,152 @@ void ResizeKernel::emitColumnPass(RowKind kind) {
   ret();
 }
 
+/// The index vectors of the 2x pass (doubling_ holds its pattern).
+void ResizeKernel::planDoubling() {
+  Lanes lo, hi, left, right;
+  const int last = static_cast<int>((spec_.w - 1) % kF32Lanes);
+  for (int j = 0; j < kF32Lanes; ++j) {
+    // Output lane j of a pair of vectors is even (odd) output j / 2.
+    lo[j] = static_cast<uint32_t>(j / 2 + (j % 2) * kF32Lanes);
+    hi[j] = lo[j] + kF32Lanes / 2;
+    left[j] = static_cast<uint32_t>(std::max(j - 1, 0));
+    right[j] = static_cast<uint32_t>(std::min(j + 1, last));
+  }
+  interleaveSlots_[0] = slotOf(indexSlots_, indexTable_, lo);
+  interleaveSlots_[1] = slotOf(indexSlots_, indexTable_, hi);
+  leftEdgeSlot_ = slotOf(indexSlots_, indexTable_, left);
+  rightEdgeSlot_ = slotOf(indexSlots_, indexTable_, right);
+}
+
+Xbyak::Address ResizeKernel::weightOf(double w) {
+  Lanes v;
+  v.fill(floatBits(static_cast<float>(w)));
+  return weightVector(slotOf(weightSlots_, weightTable_, v));
+}
+
+/// The 2x column pass: one output row, [regOut_], from the source row
+/// that `kind` makes of the input rows at regRowA_ (and regRowB_), 16
+/// source columns (32 outputs) at a time.
+void ResizeKernel::emitDoublingPass(RowKind kind) {
+  using Xbyak::Zmm;
+  L(columnPass_[static_cast<int>(kind)]);
+  std::fill(std::begin(maskState_), std::end(maskState_), -1);
+  const int64_t w = spec_.w;
+  // The row's tail, its one partial window, is in kWindow_ (generate()).
+  if (w % kF32Lanes)
+    maskState_[1] = (1u << (w % kF32Lanes)) - 1;
+  // The source vectors before, at and after the current one rotate
+  // through windows_; its neighbours are zmm1 (left) and zmm2 (right).
+  int prev = 0, cur = 1, next = 2;
+  const Zmm shifted[3] = {zmm1, Zmm(), zmm2}; // by shift + 1
+  bool uses[3] = {false, false, false};
+  for (const auto &terms : doubling_)
+    for (const DoublingTerm &t : terms)
+      uses[t.shift + 1] = true;
+  // A product both parities add to (half_pixel's 0.75 * x[i]).
+  std::optional<DoublingTerm> shared;
+  for (const DoublingTerm &t : doubling_[0])
+    if (doubling_[0].size() == 2 && doubling_[1].size() == 2 &&
+        std::find(doubling_[1].begin(), doubling_[1].end(), t) !=
+            doubling_[1].end())
+      shared = t;
+  // When the parities' other taps are neighbours with one weight (again
+  // half_pixel's: 0.25), the neighbours are taken of the source vectors
+  // times that weight (zmm13-zmm15, made once each) and each parity is one
+  // add, off the FMA pipes (the same result as a FMA where that product
+  // is exact, as for a power of two).
+  const Zmm scaled[3] = {zmm13, zmm14, zmm15};
+  std::optional<double> neighbourWeight;
+  if (shared && shared->shift == 0) {
+    const DoublingTerm &even = doubling_[0][doubling_[0][0] == *shared],
+                       &odd = doubling_[1][doubling_[1][0] == *shared];
+    if (even.shift != 0 && odd.shift != 0 && even.weight == odd.weight)
+      neighbourWeight = even.weight;
+  }
+  const Zmm *neighbours = neighbourWeight ? scaled : windows_;
+  auto makeSource = [&](int r, int64_t first) {
+    loadWindow(kind, windows_[r], first,
+               static_cast<int>(std::min<int64_t>(kF32Lanes, w - first)));
+    if (neighbourWeight)
+      vmulps(scaled[r], windows_[r], weightOf(*neighbourWeight));
+  };
+  makeSource(cur, 0);
+  for (int64_t c0 = 0; c0 < w; c0 += kF32Lanes) {
+    const int count = static_cast<int>(std::min<int64_t>(kF32Lanes, w - c0));
+    const bool last = c0 + kF32Lanes >= w;
+    if (!last)
+      makeSource(next, c0 + kF32Lanes);
+    if (uses[0]) {
+      if (c0 == 0)
+        vpermps(zmm1, indexVector(leftEdgeSlot_, zmm5), neighbours[cur]);
+      else
+        valignd(zmm1, neighbours[cur], neighbours[prev], kF32Lanes - 1);
+    }
+    if (uses[2]) {
+      if (last)
+        vpermps(zmm2, indexVector(rightEdgeSlot_, zmm6), neighbours[cur]);
+      else
+        valignd(zmm2, neighbours[next], neighbours[cur], 1);
+    }
+    auto source = [&](int shift) {
+      return shift == 0 ? windows_[cur] : shifted[shift + 1];
+    };
+    // The even and odd outputs, each in the reference's order (or the
+    // shared product first).
+    Zmm parity[2];
+    if (shared)
+      vmulps(zmm4, source(shared->shift), weightOf(shared->weight));
+    for (int p = 0; p < 2; ++p) {
+      const std::vector<DoublingTerm> &terms = doubling_[p];
+      const Zmm dst = p ? zmm6 : zmm5;
+      if (shared) {
+        const DoublingTerm &other = terms[0] == *shared ? terms[1] : terms[0];
+        if (neighbourWeight) {
+          vaddps(dst, zmm4, shifted[other.shift + 1]);
+          parity[p] = dst;
+          continue;
+        }
+        vmovaps(dst, zmm4);
+        vfmadd231ps(dst, source(other.shift), weightOf(other.weight));
+      } else if (terms.size() == 1 && terms[0].weight == 1.0) {
+        parity[p] = source(terms[0].shift);
+        continue;
+      } else {
+        vmulps(dst, source(terms[0].shift), weightOf(terms[0].weight));
+        if (terms.size() == 2)
+          vfmadd231ps(dst, source(terms[1].shift), weightOf(terms[1].weight));
+      }
+      parity[p] = dst;
+    }
+    // Interleaved: the high half (if stored) first, into zmm8, then the
+    // low half, into the even outputs when they are a temporary.
+    const int lanes = 2 * count;
+    Zmm out[2] = {zmm4, zmm8};
+    for (int h = lanes > kF32Lanes ? 1 : 0; h >= 0; --h) {
+      Zmm index = indexVector(interleaveSlots_[h], out[h]);
+      if (h == 0 && parity[0].getIdx() != windows_[cur].getIdx()) {
+        vpermt2ps(parity[0], index, parity[1]);
+        out[0] = parity[0];
+        continue;
+      }
+      if (index.getIdx() != out[h].getIdx())
+        vmovaps(out[h], index);
+      vpermi2ps(out[h], parity[0], parity[1]);
+    }
+    for (int h = 0; h < 2 && kF32Lanes * h < lanes; ++h) {
+      Xbyak::Address a =
+          ptr[regOut_ + static_cast<int>(4 * (2 * c0 + kF32Lanes * h))];
+      if (lanes - kF32Lanes * h >= kF32Lanes)
+        vmovups(a, out[h]);
+      else
+        vmovups(a | kOutTail_, out[h]);
+    }
+    std::swap(prev, cur); // cur, next, prev <- next, prev, cur
+    std::swap(cur, next);
+  }
+  ret();
+}
+
 /// Transposes the 16 x 16 block in registers regs (regs[p] lane c: pixel
 /// p, channel c) in four rounds of shuffles, renaming instead of moving:
 /// afterwards regs[c] lane p holds pixel p of channel c. `spare` is a free
@@ -566,8 +788,16 @@ void ResizeKernel::emitTransposeRow() {
   ret();
 }
 
-void ResizeKernel::rowWeights(const ResizeTap &t, double held[2]) {
+void ResizeKernel::rowWeights(ResizeTap &t, double held[2]) {
   RowKind kind = rowKind(t);
+  // Weights held the other way round serve as well with the rows swapped
+  // (the reference sums in double: the order is within its tolerance).
+  if (kind == RowKind::Two && t.weight[0] == held[1] &&
+      t.weight[1] == held[0]) {
+    std::swap(t.index[0], t.index[1]);
+    std::swap(t.weight[0], t.weight[1]);
+    return;
+  }
   for (int k = 0; k < (kind == RowKind::Two ? 2 : kind == RowKind::One); ++k) {
     if (t.weight[k] == held[k])
       continue;
@@ -584,10 +814,10 @@ void ResizeKernel::plainPlane() {
   for (int64_t oy = 0; oy < spec_.oh; ++oy) {
     ResizeTap t = normalized(rows_[oy], linear_);
     RowKind kind = rowKind(t);
+    rowWeights(t, held);
     lea(regRowA_, ptr[regSrc_ + static_cast<int>(t.index[0] * rowBytes)]);
     if (kind == RowKind::Two)
       lea(regRowB_, ptr[regSrc_ + static_cast<int>(t.index[1] * rowBytes)]);
-    rowWeights(t, held);
     lea(regOut_, ptr[regDst_ + static_cast<int>(oy * outRowBytes)]);
     call(columnPass_[static_cast<int>(kind)]);
   }
@@ -622,12 +852,12 @@ void ResizeKernel::blockedUnit(int64_t channels) {
       call(transposeRow_);
       slots[s] = y;
     }
+    rowWeights(t, held);
     lea(regRowA_,
         ptr[regScratch_ + static_cast<int>(slotOf(t.index[0]) * slotBytes)]);
     if (kind == RowKind::Two)
       lea(regRowB_,
           ptr[regScratch_ + static_cast<int>(slotOf(t.index[1]) * slotBytes)]);
-    rowWeights(t, held);
     lea(regOut_, ptr[regDst_ + static_cast<int>(oy * outRowBytes)]);
     Xbyak::Label loop;
     if (channels > 1) {
@@ -649,7 +879,13 @@ void ResizeKernel::blockedUnit(int64_t channels) {
 Status ResizeKernel::generate() {
   rows_ = resizeAxisTaps(spec_.coords, spec_.scales[0], spec_.h, spec_.oh);
   cols_ = resizeAxisTaps(spec_.coords, spec_.scales[1], spec_.w, spec_.ow);
-  planColumns();
+  if (linear_ && doublingPattern(cols_, spec_.w, doubling_)) {
+    planDoubling();
+  } else {
+    doubling_[0].clear();
+    doubling_[1].clear();
+    planColumns();
+  }
   const bool blocked = spec_.blockedInput;
   const int64_t units = blocked ? spec_.n : spec_.n * spec_.c;
   bool rowKinds[3] = {false, false, false};
@@ -671,6 +907,10 @@ Status ResizeKernel::generate() {
     if (spec_.ow % kF32Lanes) {
       mov(regBits_, (1u << (spec_.ow % kF32Lanes)) - 1);
       kmovw(kOutTail_, regBits_);
+    }
+    if (!doubling_[0].empty() && spec_.w % kF32Lanes) {
+      mov(regBits_, (1u << (spec_.w % kF32Lanes)) - 1);
+      kmovw(kWindow_, regBits_);
     }
     cacheIndexVectors();
     const int64_t planeBytes = 4 * spec_.oh * spec_.ow;
@@ -711,8 +951,12 @@ Status ResizeKernel::generate() {
   postamble();
   // Subroutines after the constant pool: they use none of it.
   for (RowKind kind : {RowKind::Copy, RowKind::One, RowKind::Two})
-    if (rowKinds[static_cast<int>(kind)])
-      emitColumnPass(kind);
+    if (rowKinds[static_cast<int>(kind)]) {
+      if (doubling_[0].empty())
+        emitColumnPass(kind);
+      else
+        emitDoublingPass(kind);
+    }
   if (blocked)
     emitTransposeRow();
   alignCode(kZmmBytes, /*withNops=*/false);

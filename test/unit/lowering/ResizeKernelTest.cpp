@@ -268,7 +268,8 @@ TEST_CASE("nearest in every coordinate and nearest mode", "[avx512][resize]") {
 TEST_CASE("linear 2x matches the reference at every width",
           "[avx512][resize]") {
   MLCC_REQUIRE_AVX512F();
-  for (const char *coord : {"half_pixel", "align_corners", "asymmetric"})
+  // All but align_corners have the 2x column pattern (its own pass).
+  for (const char *coord : kCoords)
     for (int64_t w : kWidths) {
       check(make("linear", coord, {2, 3, 5, w}, 2, 2));
       check(sized(make("linear", coord, {2, 3, 5, w}, 2, 2), 10, 2 * w));
@@ -304,6 +305,17 @@ TEST_CASE("linear skips zero weights, as the reference, so inf stays inf",
   check(k, x);
   k.blocked = true;
   check(k, x);
+  // The 2x pass: an inf next to a finite value, and next to -inf (NaN).
+  for (const char *coord : {"half_pixel", "asymmetric"}) {
+    k = make("linear", coord, {1, 2, 9, 20}, 2, 2);
+    x = randomValues(2 * 180, -2.0f, 2.0f, 4);
+    x[25] = kInfF;
+    x[180 + 40] = kInfF;
+    x[180 + 41] = -kInfF;
+    check(k, x);
+    k.blocked = true;
+    check(k, x);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -396,6 +408,8 @@ TEST_CASE("resize speed against a copy of its output", "[.bench]") {
   bench(k, 200);
   k = make("linear", "half_pixel", {2, 16, 24, 24}, 2, 2);
   bench(k, 200);
+  bench(make("linear", "half_pixel", {2, 16, 32, 32}, 2, 2), 200);
+  bench(make("linear", "half_pixel", {2, 16, 48, 48}, 2, 2), 200);
   k.blocked = true;
   bench(k, 200);
   bench(sized(make("linear", "align_corners", {2, 16, 96, 96}, 1, 1), 48, 48),
