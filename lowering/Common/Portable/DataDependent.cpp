@@ -197,6 +197,24 @@ LogicalResult lowerNonZero(PortableOp &p) {
   return success();
 }
 
+/// The dims before, along and after the op's `axis` attribute (normalised
+/// into *axis), or, without one, the whole tensor as one axis (axis 0).
+LogicalResult splitAtOptionalAxis(Operation *op, ArrayRef<int64_t> shape,
+                                  int64_t &outer, int64_t &len,
+                                  int64_t &inner, int64_t &axis) {
+  outer = 1, len = numElements(shape), inner = 1, axis = 0;
+  auto a = op->getAttrOfType<IntegerAttr>("axis");
+  if (!a)
+    return success();
+  FailureOr<int64_t> normalized =
+      normalizeAxis(op, a.getInt(), static_cast<int64_t>(shape.size()));
+  if (failed(normalized) || shape.empty())
+    return op->emitError("axis is out of range");
+  axis = *normalized;
+  splitAtAxis(shape, axis, outer, len, inner);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // graph.compress
 //===----------------------------------------------------------------------===//
@@ -211,15 +229,9 @@ LogicalResult lowerCompress(PortableOp &p) {
   if (shapeOf(cv).size() != 1 || elemOf(cv).width != 1 || elemOf(cv).isFloat)
     return op->emitError("condition must be a 1-D bool tensor");
   ArrayRef<int64_t> shape = shapeOf(xv);
-  int64_t outer = 1, dim = numElements(shape), inner = 1, axis = 0;
-  if (auto a = op->getAttrOfType<IntegerAttr>("axis")) {
-    FailureOr<int64_t> normalized =
-        normalizeAxis(op, a.getInt(), static_cast<int64_t>(shape.size()));
-    if (failed(normalized) || shape.empty())
-      return op->emitError("axis is out of range");
-    axis = *normalized;
-    splitAtAxis(shape, axis, outer, dim, inner);
-  }
+  int64_t outer, dim, inner, axis;
+  if (failed(splitAtOptionalAxis(op, shape, outer, dim, inner, axis)))
+    return failure();
   ArrayRef<int64_t> yShape = shapeOf(op->getResult(0));
   int64_t conditions = shapeOf(cv)[0];
   int64_t n = std::min(dim, conditions), bound = yShape[axis];
@@ -304,15 +316,9 @@ LogicalResult lowerUnique(PortableOp &p) {
     return failure();
   Elem e = elemOf(xv);
   ArrayRef<int64_t> shape = shapeOf(xv);
-  int64_t outer = 1, n = numElements(shape), inner = 1, axis = 0;
-  if (auto a = op->getAttrOfType<IntegerAttr>("axis")) {
-    FailureOr<int64_t> normalized =
-        normalizeAxis(op, a.getInt(), static_cast<int64_t>(shape.size()));
-    if (failed(normalized) || shape.empty())
-      return op->emitError("axis is out of range");
-    axis = *normalized;
-    splitAtAxis(shape, axis, outer, n, inner);
-  }
+  int64_t outer, n, inner, axis;
+  if (failed(splitAtOptionalAxis(op, shape, outer, n, inner, axis)))
+    return failure();
   bool sorted = intAttr(op, "sorted", 1) != 0;
   ArrayRef<int64_t> yShape = shapeOf(op->getResult(0));
 
