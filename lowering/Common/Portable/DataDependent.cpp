@@ -200,8 +200,8 @@ LogicalResult lowerNonZero(PortableOp &p) {
 /// The dims before, along and after the op's `axis` attribute (normalised
 /// into *axis), or, without one, the whole tensor as one axis (axis 0).
 LogicalResult splitAtOptionalAxis(Operation *op, ArrayRef<int64_t> shape,
-                                  int64_t &outer, int64_t &len,
-                                  int64_t &inner, int64_t &axis) {
+                                  int64_t &outer, int64_t &len, int64_t &inner,
+                                  int64_t &axis) {
   outer = 1, len = numElements(shape), inner = 1, axis = 0;
   auto a = op->getAttrOfType<IntegerAttr>("axis");
   if (!a)
