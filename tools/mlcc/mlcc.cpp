@@ -6,8 +6,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "Targets.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <CLI/CLI.hpp>
 
@@ -44,9 +46,19 @@ int main(int argc, char **argv) {
       app.add_subcommand("compile", "Compile a model to an object file and a C "
                                     "header (or print its IR)");
   addModelOptions(compileCmd, compile.model);
-  compileCmd->add_option("--target", compile.target, "Target: avx512")
+  // The compiled targets, as the backends register them (lowering/Targets).
+  const std::vector<std::string> targets = mlcc::lowering::targetNames();
+  std::string targetHelp = "Target: " + llvm::join(targets, ", ");
+  std::string runTargetHelp =
+      "Target: ref (the reference executor) or a compiled one (" +
+      llvm::join(targets, ", ") +
+      ": compile and run the object in this "
+      "process)";
+  std::vector<std::string> runTargets{"ref"};
+  runTargets.insert(runTargets.end(), targets.begin(), targets.end());
+  compileCmd->add_option("--target", compile.target, targetHelp)
       ->capture_default_str()
-      ->check(CLI::IsMember({"avx512"}));
+      ->check(CLI::IsMember(targets));
   compileCmd->add_option("--emit", compile.emit,
                          "What to write: obj (object + header), mlir (graph "
                          "dialect after the pipeline) or host-mlir (the host "
@@ -83,11 +95,9 @@ int main(int argc, char **argv) {
       "run", "Run a model on test data (model-zoo layout: input_N.pb, "
              "output_N.pb)");
   addModelOptions(runCmd, run.model);
-  runCmd->add_option("--target", run.target,
-                     "Target: ref (the reference executor) or avx512 (compile "
-                     "and run the object in this process)")
+  runCmd->add_option("--target", run.target, runTargetHelp)
       ->capture_default_str()
-      ->check(CLI::IsMember({"ref", "avx512"}));
+      ->check(CLI::IsMember(runTargets));
   runCmd->add_option("--data", run.data, "Folder with input_N.pb files")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -108,9 +118,9 @@ int main(int argc, char **argv) {
   CLI::App *benchCmd = app.add_subcommand(
       "bench", "Compile a model and time it in this process (median latency)");
   addModelOptions(benchCmd, bench.model);
-  benchCmd->add_option("--target", bench.target, "Target: avx512")
+  benchCmd->add_option("--target", bench.target, targetHelp)
       ->capture_default_str()
-      ->check(CLI::IsMember({"avx512"}));
+      ->check(CLI::IsMember(targets));
   benchCmd->add_option("--data", bench.data,
                        "Folder with input_N.pb files (default: random inputs)")
       ->check(CLI::ExistingDirectory);
@@ -134,10 +144,11 @@ int main(int argc, char **argv) {
   inspectCmd->add_flag("--memory", inspect.memory,
                        "Compile for --target and print its activation arena: "
                        "size, sum of all intermediates, live peak");
-  inspectCmd->add_option("--target", inspect.target,
-                         "Target whose memory plan --memory reports")
+  inspectCmd
+      ->add_option("--target", inspect.target,
+                   "Target whose memory plan --memory reports")
       ->capture_default_str()
-      ->check(CLI::IsMember({"avx512"}));
+      ->check(CLI::IsMember(targets));
 
   CLI11_PARSE(app, argc, argv);
   if (compileCmd->parsed())
