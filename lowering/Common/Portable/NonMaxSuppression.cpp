@@ -26,25 +26,6 @@ using namespace red;
 using P = arith::CmpIPredicate;
 using F = arith::CmpFPredicate;
 
-Value cmpF(Builder &b, F pred, Value x, Value y) {
-  return b.create<arith::CmpFOp>(pred, x, y);
-}
-
-/// std::min(x, y) and std::max(x, y) as the reference evaluates them.
-Value stdMin(Builder &b, Value x, Value y) {
-  return b.create<arith::SelectOp>(cmpF(b, F::OLT, y, x), y, x);
-}
-Value stdMax(Builder &b, Value x, Value y) {
-  return b.create<arith::SelectOp>(cmpF(b, F::OLT, x, y), y, x);
-}
-
-Value sub(Builder &b, Value x, Value y) {
-  return b.create<arith::SubFOp>(x, y);
-}
-Value mul(Builder &b, Value x, Value y) {
-  return b.create<arith::MulFOp>(x, y);
-}
-
 /// A box in corner form (f64): xMin, yMin, xMax, yMax.
 using Box = std::array<Value, 4>;
 
@@ -58,7 +39,7 @@ Box boxAt(Builder &b, Value boxes, const Elem &e, Value bi, Value i,
     Value two = cF64(b, 2.0);
     Value hw = b.create<arith::DivFOp>(v[2], two);
     Value hh = b.create<arith::DivFOp>(v[3], two);
-    return {sub(b, v[0], hw), sub(b, v[1], hh),
+    return {subF(b, v[0], hw), subF(b, v[1], hh),
             b.create<arith::AddFOp>(v[0], hw),
             b.create<arith::AddFOp>(v[1], hh)};
   }
@@ -69,12 +50,12 @@ Box boxAt(Builder &b, Value boxes, const Elem &e, Value bi, Value i,
 
 /// The reference's iou(a, c): 0 without overlap or for an empty box.
 Value iou(Builder &b, const Box &a, const Box &c) {
-  Value iw = sub(b, stdMin(b, a[2], c[2]), stdMax(b, a[0], c[0]));
-  Value ih = sub(b, stdMin(b, a[3], c[3]), stdMax(b, a[1], c[1]));
-  Value inter = mul(b, iw, ih);
-  Value areaA = mul(b, sub(b, a[2], a[0]), sub(b, a[3], a[1]));
-  Value areaC = mul(b, sub(b, c[2], c[0]), sub(b, c[3], c[1]));
-  Value uni = sub(b, b.create<arith::AddFOp>(areaA, areaC), inter);
+  Value iw = subF(b, stdMin(b, a[2], c[2]), stdMax(b, a[0], c[0]));
+  Value ih = subF(b, stdMin(b, a[3], c[3]), stdMax(b, a[1], c[1]));
+  Value inter = mulF(b, iw, ih);
+  Value areaA = mulF(b, subF(b, a[2], a[0]), subF(b, a[3], a[1]));
+  Value areaC = mulF(b, subF(b, c[2], c[0]), subF(b, c[3], c[1]));
+  Value uni = subF(b, b.create<arith::AddFOp>(areaA, areaC), inter);
   Value zero = cF64(b, 0.0);
   Value none = cmpF(b, F::OLE, iw, zero);
   for (Value v : {ih, areaA, areaC, uni})

@@ -36,10 +36,7 @@ LogicalResult parseActivations(Operation *op, Cell kind, int64_t dirs,
 }
 
 Value clampLikeStd(Builder &b, Value v, Value lo, Value hi) {
-  Value m = b.create<arith::SelectOp>(
-      b.create<arith::CmpFOp>(arith::CmpFPredicate::OLT, v, lo), lo, v);
-  return b.create<arith::SelectOp>(
-      b.create<arith::CmpFOp>(arith::CmpFPredicate::OLT, hi, m), hi, m);
+  return stdMin(b, stdMax(b, v, lo), hi);
 }
 
 Value activate(Builder &b, const Activation &a, Value x) {

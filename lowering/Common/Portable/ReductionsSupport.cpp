@@ -227,6 +227,29 @@ Value accAdd(Builder &b, Value acc, Value x) {
 Value accMul(Builder &b, Value acc, Value x) {
   return b.create<arith::MulFOp>(acc, x, arith::FastMathFlags::reassoc);
 }
+Value addF(Builder &b, Value x, Value y) {
+  return b.create<arith::AddFOp>(x, y);
+}
+Value subF(Builder &b, Value x, Value y) {
+  return b.create<arith::SubFOp>(x, y);
+}
+Value mulF(Builder &b, Value x, Value y) {
+  return b.create<arith::MulFOp>(x, y);
+}
+Value divF(Builder &b, Value x, Value y) {
+  return b.create<arith::DivFOp>(x, y);
+}
+Value cmpF(Builder &b, arith::CmpFPredicate pred, Value x, Value y) {
+  return b.create<arith::CmpFOp>(pred, x, y);
+}
+Value stdMin(Builder &b, Value x, Value y) {
+  return b.create<arith::SelectOp>(cmpF(b, arith::CmpFPredicate::OLT, y, x), y,
+                                   x);
+}
+Value stdMax(Builder &b, Value x, Value y) {
+  return b.create<arith::SelectOp>(cmpF(b, arith::CmpFPredicate::OLT, x, y), y,
+                                   x);
+}
 
 Value nanMax(Builder &b, Value acc, Value x) {
   // take x when x > acc or x is nan, unless acc already is nan.

@@ -15,6 +15,7 @@
 
 #include "PortableLowering.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -107,6 +108,19 @@ mlir::Value isNan(Builder &b, mlir::Value v);
 /// reordering stays far below the tolerance against the reference).
 mlir::Value accAdd(Builder &b, mlir::Value acc, mlir::Value x);
 mlir::Value accMul(Builder &b, mlir::Value acc, mlir::Value x);
+
+/// Float arithmetic and comparison, shorthand for the lowerings that write
+/// formulas out.
+mlir::Value addF(Builder &b, mlir::Value x, mlir::Value y);
+mlir::Value subF(Builder &b, mlir::Value x, mlir::Value y);
+mlir::Value mulF(Builder &b, mlir::Value x, mlir::Value y);
+mlir::Value divF(Builder &b, mlir::Value x, mlir::Value y);
+mlir::Value cmpF(Builder &b, mlir::arith::CmpFPredicate pred, mlir::Value x,
+                 mlir::Value y);
+/// std::min(x, y) and std::max(x, y) as the reference evaluates them, nan
+/// included: `y < x ? y : x` and `x < y ? y : x`.
+mlir::Value stdMin(Builder &b, mlir::Value x, mlir::Value y);
+mlir::Value stdMax(Builder &b, mlir::Value x, mlir::Value y);
 
 /// max/min with the reference's nan rule: a nan input sticks.
 mlir::Value nanMax(Builder &b, mlir::Value acc, mlir::Value x);

@@ -36,15 +36,20 @@ using namespace mlir;
 namespace mlcc::portable {
 namespace {
 
+using red::addF;
 using red::Builder;
 using red::cF64;
 using red::cIndex;
 using red::cInt;
+using red::cmpF;
+using red::divF;
 using red::Elem;
 using red::elemOf;
 using red::load;
+using red::mulF;
 using red::shapeOf;
 using red::store;
+using red::subF;
 
 enum class Mode { Nearest, Linear, Cubic };
 enum class Coord {
@@ -257,21 +262,6 @@ struct AxisTable {
   Value index, weight, outside;
 };
 
-Value addF(Builder &b, Value x, Value y) {
-  return b.create<arith::AddFOp>(x, y);
-}
-Value subF(Builder &b, Value x, Value y) {
-  return b.create<arith::SubFOp>(x, y);
-}
-Value mulF(Builder &b, Value x, Value y) {
-  return b.create<arith::MulFOp>(x, y);
-}
-Value divF(Builder &b, Value x, Value y) {
-  return b.create<arith::DivFOp>(x, y);
-}
-Value cmpF(Builder &b, arith::CmpFPredicate pred, Value x, Value y) {
-  return b.create<arith::CmpFOp>(pred, x, y);
-}
 Value select(Builder &b, Value c, Value x, Value y) {
   return b.create<arith::SelectOp>(c, x, y);
 }

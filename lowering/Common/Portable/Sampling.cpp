@@ -26,34 +26,6 @@ namespace {
 
 using namespace red;
 
-Value cmp(Builder &b, arith::CmpFPredicate pred, Value x, Value y) {
-  return b.create<arith::CmpFOp>(pred, x, y);
-}
-
-/// std::max(x, y) and std::min(x, y) on doubles as the reference evaluates
-/// them, nan included: `x < y ? y : x` and `y < x ? y : x`.
-Value stdMax(Builder &b, Value x, Value y) {
-  return b.create<arith::SelectOp>(cmp(b, arith::CmpFPredicate::OLT, x, y), y,
-                                   x);
-}
-Value stdMin(Builder &b, Value x, Value y) {
-  return b.create<arith::SelectOp>(cmp(b, arith::CmpFPredicate::OLT, y, x), y,
-                                   x);
-}
-
-Value add(Builder &b, Value x, Value y) {
-  return b.create<arith::AddFOp>(x, y);
-}
-Value sub(Builder &b, Value x, Value y) {
-  return b.create<arith::SubFOp>(x, y);
-}
-Value mul(Builder &b, Value x, Value y) {
-  return b.create<arith::MulFOp>(x, y);
-}
-Value div(Builder &b, Value x, Value y) {
-  return b.create<arith::DivFOp>(x, y);
-}
-
 /// An index value as f64.
 Value indexToF64(Builder &b, Value i) {
   Value v = b.create<arith::IndexCastOp>(b.getI64Type(), i);
@@ -83,9 +55,9 @@ struct GridSampler {
   Value unnormalize(Builder &b, Value c, int64_t size) const {
     Value one = cF64(b, 1.0), n = cF64(b, static_cast<double>(size));
     if (align)
-      return mul(b, div(b, add(b, c, one), cF64(b, 2.0)),
-                 cF64(b, static_cast<double>(size - 1)));
-    return div(b, sub(b, mul(b, add(b, c, one), n), one), cF64(b, 2.0));
+      return mulF(b, divF(b, addF(b, c, one), cF64(b, 2.0)),
+                  cF64(b, static_cast<double>(size - 1)));
+    return divF(b, subF(b, mulF(b, addF(b, c, one), n), one), cF64(b, 2.0));
   }
 
   static Value clip(Builder &b, Value c, int64_t size) {
@@ -102,14 +74,14 @@ struct GridSampler {
       return cF64(b, 0.0);
     Value mn = cF64(b, twiceLow / 2),
           span = cF64(b, (twiceHigh - twiceLow) / 2);
-    c = b.create<math::AbsFOp>(sub(b, c, mn));
+    c = b.create<math::AbsFOp>(subF(b, c, mn));
     Value extra = b.create<arith::RemFOp>(c, span);
-    Value flips = b.create<math::FloorOp>(div(b, c, span));
+    Value flips = b.create<math::FloorOp>(divF(b, c, span));
     Value even =
-        cmp(b, arith::CmpFPredicate::OEQ,
-            b.create<arith::RemFOp>(flips, cF64(b, 2.0)), cF64(b, 0.0));
-    return b.create<arith::SelectOp>(even, add(b, extra, mn),
-                                     add(b, sub(b, span, extra), mn));
+        cmpF(b, arith::CmpFPredicate::OEQ,
+             b.create<arith::RemFOp>(flips, cF64(b, 2.0)), cF64(b, 0.0));
+    return b.create<arith::SelectOp>(even, addF(b, extra, mn),
+                                     addF(b, subF(b, span, extra), mn));
   }
 
   Value pad(Builder &b, Value c, int64_t size) const {
@@ -128,9 +100,9 @@ struct GridSampler {
   Tap tap(Builder &b, Value xi, Value yi) const {
     auto inRange = [&](Value v, int64_t n) {
       return b.create<arith::AndIOp>(
-          cmp(b, arith::CmpFPredicate::OGE, v, cF64(b, 0.0)),
-          cmp(b, arith::CmpFPredicate::OLT, v,
-              cF64(b, static_cast<double>(n))));
+          cmpF(b, arith::CmpFPredicate::OGE, v, cF64(b, 0.0)),
+          cmpF(b, arith::CmpFPredicate::OLT, v,
+               cF64(b, static_cast<double>(n))));
     };
     Value valid = b.create<arith::AndIOp>(inRange(xi, w), inRange(yi, h));
     auto index = [&](Value v) {
@@ -203,39 +175,39 @@ LogicalResult lowerGridSample(PortableOp &p) {
       // Padding applies to each of the 4x4 taps, not to the coordinate.
       const double a = -0.75; // torch's bicubic coefficient
       auto nearW = [&](Value d) {
-        Value t = sub(b, mul(b, cF64(b, a + 2), d), cF64(b, a + 3));
-        return add(b, mul(b, mul(b, t, d), d), one);
+        Value t = subF(b, mulF(b, cF64(b, a + 2), d), cF64(b, a + 3));
+        return addF(b, mulF(b, mulF(b, t, d), d), one);
       };
       auto farW = [&](Value d) {
-        Value t = sub(b, mul(b, cF64(b, a), d), cF64(b, 5 * a));
-        t = add(b, mul(b, t, d), cF64(b, 8 * a));
-        return sub(b, mul(b, t, d), cF64(b, 4 * a));
+        Value t = subF(b, mulF(b, cF64(b, a), d), cF64(b, 5 * a));
+        t = addF(b, mulF(b, t, d), cF64(b, 8 * a));
+        return subF(b, mulF(b, t, d), cF64(b, 4 * a));
       };
       auto weights = [&](Value t) {
-        return SmallVector<Value>{farW(add(b, t, one)), nearW(t),
-                                  nearW(sub(b, one, t)),
-                                  farW(sub(b, cF64(b, 2.0), t))};
+        return SmallVector<Value>{farW(addF(b, t, one)), nearW(t),
+                                  nearW(subF(b, one, t)),
+                                  farW(subF(b, cF64(b, 2.0), t))};
       };
       Value x0 = b.create<math::FloorOp>(gx), y0 = b.create<math::FloorOp>(gy);
-      SmallVector<Value> wx = weights(sub(b, gx, x0)),
-                         wy = weights(sub(b, gy, y0));
+      SmallVector<Value> wx = weights(subF(b, gx, x0)),
+                         wy = weights(subF(b, gy, y0));
       SmallVector<Value> tx, ty, w;
       for (int k = 0; k < 4; ++k) {
         Value dk = cF64(b, k);
         tx.push_back(b.create<math::TruncOp>(
-            s.pad(b, add(b, sub(b, x0, one), dk), s.w)));
+            s.pad(b, addF(b, subF(b, x0, one), dk), s.w)));
         ty.push_back(b.create<math::TruncOp>(
-            s.pad(b, add(b, sub(b, y0, one), dk), s.h)));
+            s.pad(b, addF(b, subF(b, y0, one), dk), s.h)));
       }
       for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j) {
           taps.push_back(s.tap(b, tx[j], ty[i]));
-          w.push_back(mul(b, wy[i], wx[j]));
+          w.push_back(mulF(b, wy[i], wx[j]));
         }
       combine = [w](Builder &b, ArrayRef<Value> v) {
         Value acc = cF64(b, 0.0);
         for (auto [wk, vk] : llvm::zip(w, v))
-          acc = add(b, acc, mul(b, wk, vk));
+          acc = addF(b, acc, mulF(b, wk, vk));
         return acc;
       };
     } else {
@@ -247,15 +219,15 @@ LogicalResult lowerGridSample(PortableOp &p) {
       } else {
         Value x0 = b.create<math::FloorOp>(ix),
               y0 = b.create<math::FloorOp>(iy);
-        Value x1 = add(b, x0, one), y1 = add(b, y0, one);
-        Value lx = sub(b, ix, x0), ly = sub(b, iy, y0);
-        Value hx = sub(b, one, lx), hy = sub(b, one, ly);
+        Value x1 = addF(b, x0, one), y1 = addF(b, y0, one);
+        Value lx = subF(b, ix, x0), ly = subF(b, iy, y0);
+        Value hx = subF(b, one, lx), hy = subF(b, one, ly);
         taps = {s.tap(b, x0, y0), s.tap(b, x1, y0), s.tap(b, x0, y1),
                 s.tap(b, x1, y1)};
         combine = [=](Builder &b, ArrayRef<Value> v) {
-          Value top = add(b, mul(b, hx, v[0]), mul(b, lx, v[1]));
-          Value bottom = add(b, mul(b, hx, v[2]), mul(b, lx, v[3]));
-          return add(b, mul(b, hy, top), mul(b, ly, bottom));
+          Value top = addF(b, mulF(b, hx, v[0]), mulF(b, lx, v[1]));
+          Value bottom = addF(b, mulF(b, hx, v[2]), mulF(b, lx, v[3]));
+          return addF(b, mulF(b, hy, top), mulF(b, ly, bottom));
         };
       }
     }
@@ -291,20 +263,20 @@ struct RoiSample {
 
 RoiSample roiSampleAt(Builder &b, Value yy, Value xx, int64_t h, int64_t w) {
   auto f = [&](int64_t v) { return cF64(b, static_cast<double>(v)); };
-  Value outside = cmp(b, arith::CmpFPredicate::OLT, yy, f(-1));
-  outside = b.create<arith::OrIOp>(outside,
-                                   cmp(b, arith::CmpFPredicate::OGT, yy, f(h)));
+  Value outside = cmpF(b, arith::CmpFPredicate::OLT, yy, f(-1));
   outside = b.create<arith::OrIOp>(
-      outside, cmp(b, arith::CmpFPredicate::OLT, xx, f(-1)));
-  outside = b.create<arith::OrIOp>(outside,
-                                   cmp(b, arith::CmpFPredicate::OGT, xx, f(w)));
+      outside, cmpF(b, arith::CmpFPredicate::OGT, yy, f(h)));
+  outside = b.create<arith::OrIOp>(
+      outside, cmpF(b, arith::CmpFPredicate::OLT, xx, f(-1)));
+  outside = b.create<arith::OrIOp>(
+      outside, cmpF(b, arith::CmpFPredicate::OGT, xx, f(w)));
   // At the last row or column both neighbours are the edge pixel. The
   // reference converts yy first; yy >= size - 1 is the same test, taken
   // before the conversion so that it only ever sees [0, size - 1] (a nan,
   // which the reference cannot index with, takes the edge here).
   auto low = [&](Value &v, int64_t size) {
     v = stdMax(b, v, cF64(b, 0.0));
-    Value edge = cmp(b, arith::CmpFPredicate::UGE, v, f(size - 1));
+    Value edge = cmpF(b, arith::CmpFPredicate::UGE, v, f(size - 1));
     v = b.create<arith::SelectOp>(edge, f(size - 1), v);
     return toIndex(b, v);
   };
@@ -314,12 +286,13 @@ RoiSample roiSampleAt(Builder &b, Value yy, Value xx, int64_t h, int64_t w) {
                                     cIndex(b, size - 1));
   };
   Value yh = high(yl, h), xh = high(xl, w);
-  Value ly = sub(b, yy, indexToF64(b, yl)), lx = sub(b, xx, indexToF64(b, xl));
+  Value ly = subF(b, yy, indexToF64(b, yl)),
+        lx = subF(b, xx, indexToF64(b, xl));
   Value one = cF64(b, 1.0);
-  Value hy = sub(b, one, ly), hx = sub(b, one, lx);
+  Value hy = subF(b, one, ly), hx = subF(b, one, lx);
   Value ys[4] = {yl, yl, yh, yh}, xs[4] = {xl, xh, xl, xh};
-  Value ws[4] = {mul(b, hy, hx), mul(b, hy, lx), mul(b, ly, hx),
-                 mul(b, ly, lx)};
+  Value ws[4] = {mulF(b, hy, hx), mulF(b, hy, lx), mulF(b, ly, hx),
+                 mulF(b, ly, lx)};
   RoiSample s;
   for (int k = 0; k < 4; ++k) {
     s.y[k] = b.create<arith::SelectOp>(outside, cIndex(b, 0), ys[k]);
@@ -337,10 +310,10 @@ Value samplesPerBin(Builder &b, int64_t ratio, Value roiSize, int64_t out) {
   if (ratio > 0)
     return cIndex(b, ratio);
   Value g = b.create<math::CeilOp>(
-      div(b, roiSize, cF64(b, static_cast<double>(out))));
+      divF(b, roiSize, cF64(b, static_cast<double>(out))));
   Value ok = b.create<arith::AndIOp>(
-      cmp(b, arith::CmpFPredicate::OGT, g, cF64(b, 0.0)),
-      cmp(b, arith::CmpFPredicate::OLT, g, cF64(b, 0x1p63)));
+      cmpF(b, arith::CmpFPredicate::OGT, g, cF64(b, 0.0)),
+      cmpF(b, arith::CmpFPredicate::OLT, g, cF64(b, 0x1p63)));
   return toIndex(b, b.create<arith::SelectOp>(ok, g, cF64(b, 0.0)));
 }
 
@@ -418,26 +391,26 @@ LogicalResult lowerRoiAlign(PortableOp &p) {
     Value offset = cF64(b, halfPixel ? 0.5 : 0.0);
     auto corner = [&](int64_t k) {
       Value v = toF64(b, load(b, rois, {roi, cIndex(b, k)}), re);
-      return sub(b, mul(b, v, cF64(b, scale)), offset);
+      return subF(b, mulF(b, v, cF64(b, scale)), offset);
     };
     Value x1 = corner(0), y1 = corner(1), x2 = corner(2), y2 = corner(3);
-    Value rw = sub(b, x2, x1), rh = sub(b, y2, y1);
+    Value rw = subF(b, x2, x1), rh = subF(b, y2, y1);
     if (!halfPixel) { // legacy: rois at least one pixel large
       rw = stdMax(b, rw, cF64(b, 1.0));
       rh = stdMax(b, rh, cF64(b, 1.0));
     }
-    Value binH = div(b, rh, cF64(b, static_cast<double>(oh)));
-    Value binW = div(b, rw, cF64(b, static_cast<double>(ow)));
+    Value binH = divF(b, rh, cF64(b, static_cast<double>(oh)));
+    Value binW = divF(b, rw, cF64(b, static_cast<double>(ow)));
     Value gridH = samplesPerBin(b, ratio, rh, oh);
     Value gridW = samplesPerBin(b, ratio, rw, ow);
     Value gridHf = indexToF64(b, gridH), gridWf = indexToF64(b, gridW);
-    Value y0 = add(b, y1, mul(b, indexToF64(b, ivs[2]), binH));
-    Value x0 = add(b, x1, mul(b, indexToF64(b, ivs[3]), binW));
+    Value y0 = addF(b, y1, mulF(b, indexToF64(b, ivs[2]), binH));
+    Value x0 = addF(b, x1, mulF(b, indexToF64(b, ivs[3]), binW));
     // start + (i + 0.5) * bin / samples: the i-th sample of a bin.
     auto sampleCoord = [&](Builder &b, Value start, Value i, Value bin,
                            Value samples) {
-      Value t = mul(b, add(b, indexToF64(b, i), cF64(b, 0.5)), bin);
-      return add(b, start, div(b, t, samples));
+      Value t = mulF(b, addF(b, indexToF64(b, i), cF64(b, 0.5)), bin);
+      return addF(b, start, divF(b, t, samples));
     };
 
     // avg: the sum of every weighted pixel; max: the largest weighted
@@ -448,11 +421,11 @@ LogicalResult lowerRoiAlign(PortableOp &p) {
       Value sum = acc[0], v;
       for (int k = 0; k < 4; ++k) {
         Value pix = toF64(b, load(b, x, {bi, ch, s.y[k], s.x[k]}), xe);
-        Value wp = mul(b, s.w[k], pix);
+        Value wp = mulF(b, s.w[k], pix);
         if (isMax)
           v = k == 0 ? wp : stdMax(b, v, wp);
         else
-          sum = add(b, sum, wp);
+          sum = addF(b, sum, wp);
       }
       if (isMax)
         sum = b.create<arith::SelectOp>(acc[1], v, stdMax(b, acc[0], v));
@@ -474,7 +447,7 @@ LogicalResult lowerRoiAlign(PortableOp &p) {
       // max(gridH * gridW, 1) samples.
       Value count = b.create<arith::MaxSIOp>(
           b.create<arith::MulIOp>(gridH, gridW), cIndex(b, 1));
-      result = div(b, result, indexToF64(b, count));
+      result = divF(b, result, indexToF64(b, count));
     }
     store(b, fromF64(b, result, ye), y, ivs);
   });
