@@ -16,10 +16,12 @@
 
 #include <xbyak/xbyak.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <random>
+#include <string>
 #include <vector>
 
 /// Generating needs no AVX-512, running does. On a host without it the
@@ -88,6 +90,18 @@ private:
   std::unique_ptr<ExecutableBuffer> exec_;
 };
 
+/// The fastest of `n` runs of body(), in microseconds (the [.bench] cases).
+template <typename Body> double bestMicros(Body &&body, int n) {
+  double t = 1e30;
+  for (int r = 0; r < n; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    body();
+    std::chrono::duration<double, std::micro> dt =
+        std::chrono::steady_clock::now() - t0;
+    t = std::min(t, dt.count());
+  }
+  return t;
+}
 
 /// Deterministic values in [-1, 1), from a linear congruential generator.
 inline std::vector<float> randomValues(size_t n, uint32_t seed) {

@@ -399,19 +399,6 @@ TEST_CASE("bad normalization specs are errors, not crashes",
 // Speed (hidden: run with [.bench])
 //===----------------------------------------------------------------------===//
 
-using Clock = std::chrono::steady_clock;
-
-template <typename Body> double bestMicros(Body &&body, int n) {
-  double t = 1e30;
-  for (int r = 0; r < n; ++r) {
-    auto t0 = Clock::now();
-    body();
-    std::chrono::duration<double, std::micro> dt = Clock::now() - t0;
-    t = std::min(t, dt.count());
-  }
-  return t;
-}
-
 TEST_CASE("normalization speed against the reference", "[.bench]") {
   MLCC_REQUIRE_AVX512F();
   // BERT-base attention: 12 heads x 128 queries, rows of 128 keys.

@@ -389,19 +389,8 @@ void bench(const PoolSpec &spec, int reps) {
   std::vector<float> y(outputCount(spec));
   mlcc_pool_args args = {x.data(), y.data()};
   auto fn = exec.function<mlcc_pool_kernel_fn>();
-  using Clock = std::chrono::steady_clock;
-  auto best = [](auto &&body, int n) {
-    double t = 1e30;
-    for (int r = 0; r < n; ++r) {
-      auto t0 = Clock::now();
-      body();
-      std::chrono::duration<double, std::micro> dt = Clock::now() - t0;
-      t = std::min(t, dt.count());
-    }
-    return t;
-  };
-  double jit = best([&] { fn(&args); }, reps);
-  double ref = best([&] { reference(spec, x); }, 5);
+  double jit = bestMicros([&] { fn(&args); }, reps);
+  double ref = bestMicros([&] { reference(spec, x); }, 5);
   compare(spec, y, reference(spec, x));
   std::printf("%s: %zu code bytes, jit %.1f us, reference %.1f us (%.1fx)\n",
               describe(spec).c_str(), code.size(), jit, ref, ref / jit);

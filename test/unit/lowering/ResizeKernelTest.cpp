@@ -377,19 +377,8 @@ void bench(const Case &k, int reps) {
   std::vector<float> y(k.n * k.c * k.oh() * k.ow()), copy(y.size());
   mlcc_resize_args args = {src.data(), y.data()};
   auto fn = exec.function<mlcc_resize_kernel_fn>();
-  using Clock = std::chrono::steady_clock;
-  auto best = [](auto &&body, int n) {
-    double t = 1e30;
-    for (int r = 0; r < n; ++r) {
-      auto t0 = Clock::now();
-      body();
-      std::chrono::duration<double, std::micro> dt = Clock::now() - t0;
-      t = std::min(t, dt.count());
-    }
-    return t;
-  };
-  double jit = best([&] { fn(&args); }, reps);
-  double mem = best(
+  double jit = bestMicros([&] { fn(&args); }, reps);
+  double mem = bestMicros(
       [&] { std::memcpy(copy.data(), y.data(), y.size() * sizeof(float)); },
       reps);
   std::printf("%s: %zu code bytes, jit %.1f us, memcpy of the output %.1f "
