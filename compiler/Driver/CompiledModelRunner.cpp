@@ -113,7 +113,8 @@ Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
   for (size_t i = 0; i < outputs.size(); ++i)
     out.push_back(describe(outputs[i], dims[inputs.size() + i]));
   mlcc_status status;
-  if (poisonArena) {
+  // A device model's arena is the device's (zero-filled at create time).
+  if (poisonArena && !desc->device) {
     poisonedArena.assign(desc->arena_bytes + MLCC_ARENA_ALIGNMENT, 0xff);
     void *aligned = alignUp(poisonedArena.data());
     if (pool || weights) {

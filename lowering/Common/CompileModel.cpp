@@ -1,6 +1,7 @@
 //===- CompileModel.cpp - Graph module -> object + header -----------------===//
 
 #include "CompileModel.h"
+#include "DeviceSchedule.h"
 #include "HostBuilder.h"
 #include "HostToLLVM.h"
 #include "ModelAPI.h"
@@ -179,6 +180,23 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
                      "parallel)");
     return failure();
   }
+  DeviceBackend *device = target.device();
+  if (options.deviceKernels && !device) {
+    errors.push_back("--target " + target.name().str() +
+                     " has no device kernels to print");
+    return failure();
+  }
+  if (device && options.profile) {
+    errors.push_back("--per-op profiling is not available for --target " +
+                     target.name().str() + " yet");
+    return failure();
+  }
+  if (device && variants.size() > 1) {
+    errors.push_back("--target " + target.name().str() +
+                     " compiles one set of shapes; several --dim values are "
+                     "not supported for it yet");
+    return failure();
+  }
   HostModule host;
   func::FuncOp firstMain;
   SmallVector<OwningOpRef<ModuleOp>> bounded;
@@ -203,9 +221,10 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
         errors.push_back(d.str());
       return success();
     });
+    // A device's weights are uploaded from one blob (or the weights file).
     if (failed(buildHostModule(main, target, options.name,
                                {options.profile, options.targetKernels,
-                                options.externalWeights},
+                                options.externalWeights || device},
                                host))) {
       if (errors.empty())
         errors.push_back("lowering to --target " + target.name().str() +
@@ -232,6 +251,25 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
     out.weightBytes = host.weights.size();
     out.weightsFile = weightsFileImage(iface, host.weights);
   }
+  DeviceProgram program;
+  if (device) {
+    ScopedDiagnosticHandler handler(
+        host.module->getContext(), [&](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Error)
+            errors.push_back(d.str());
+          return success();
+        });
+    if (failed(scheduleOnDevice(
+            host, *device, program,
+            {options.deviceKernels, options.injectDeviceOffsetFault}))) {
+      if (errors.empty())
+        errors.push_back("scheduling for --target " + target.name().str() +
+                         " failed");
+      return failure();
+    }
+  }
+  if (options.deviceKernels)
+    return success();
   if (options.hostMlir) {
     host.module->print(*options.hostMlir);
     return success();
@@ -242,16 +280,48 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
       lowerHostToLLVM(*host.module, llvmContext, errors);
   if (!llvmModule)
     return failure();
-  addModelAPI(*llvmModule, iface, host.entries);
-
-  std::vector<KernelBlob> kernels;
-  for (const NamedBytes &k : host.kernels)
-    kernels.push_back({k.name, k.bytes, 64, SymbolScope::Local});
   std::vector<DataBlob> data;
   for (const NamedBytes &d : host.data) {
     data.push_back({d.name, d.bytes, 64, SymbolScope::Local});
     out.weightBytes += d.bytes.size();
   }
+  DeviceProgramSymbols deviceSymbols;
+  // The blobs refer to these bytes until the object is written.
+  std::vector<uint8_t> deviceWeights;
+  if (device) {
+    deviceSymbols.api = device->api();
+    for (DeviceKernelCode &k : program.kernels) {
+      DeviceProgramSymbols::Kernel symbols;
+      symbols.name = k.name;
+      symbols.codeSymbol = "mlcc_" + options.name + "_" + k.name + "_code";
+      symbols.codeBytes = k.code.size();
+      symbols.numBuffers = k.numBuffers;
+      std::copy(k.workgroupSize, k.workgroupSize + 3, symbols.workgroupSize);
+      data.push_back({symbols.codeSymbol, k.code, 64, SymbolScope::Local});
+      deviceSymbols.kernels.push_back(std::move(symbols));
+    }
+    if (!options.externalWeights) {
+      deviceSymbols.weightsSymbol = "mlcc_" + options.name + "_device_weights";
+      deviceSymbols.weightsBytes = host.weights.size();
+      out.weightBytes += host.weights.size();
+      // An empty blob still gets a symbol to point at.
+      deviceWeights = std::move(host.weights);
+      if (deviceWeights.empty())
+        deviceWeights.push_back(0);
+      data.push_back(
+          {deviceSymbols.weightsSymbol, deviceWeights, 64, SymbolScope::Local});
+    }
+    out.numKernels = program.kernels.size();
+    out.launchSites = program.launchSites;
+    out.serialLaunchSites = program.serialSites;
+    out.readBackSites = program.readBackSites;
+  }
+  addModelAPI(*llvmModule, iface, host.entries,
+              device ? &deviceSymbols : nullptr);
+
+  std::vector<KernelBlob> kernels;
+  for (const NamedBytes &k : host.kernels)
+    kernels.push_back({k.name, k.bytes, 64, SymbolScope::Local});
   ObjectEmitterOptions emitterOptions;
   emitterOptions.hostCpu = target.hostCpu().str();
   emitterOptions.optimizeHost = true;
@@ -278,7 +348,8 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
   out.intermediateBytes = largest->intermediateBytes;
   out.arenaLowerBound = largest->arenaLowerBound;
   out.inPlaceResults = largest->inPlaceResults;
-  out.numKernels = host.kernels.size();
+  if (!device)
+    out.numKernels = host.kernels.size();
   out.profiledOps = host.profiledOps;
   return success();
 }

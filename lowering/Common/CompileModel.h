@@ -26,6 +26,14 @@ struct CompileModelOptions {
   /// When set, the host module is printed here before it is lowered to LLVM
   /// (`mlcc compile --emit host-mlir`), and nothing else is produced.
   llvm::raw_ostream *hostMlir = nullptr;
+  /// With a device target: each kernel (a module holding one gpu.func, in
+  /// the gpu dialect before the API's conversion) is printed here when it
+  /// is first compiled (`mlcc compile --emit kernels`), and nothing else is
+  /// produced.
+  llvm::raw_ostream *deviceKernels = nullptr;
+  /// For the test that proves the device tests can fail: every kernel
+  /// binds its buffers one element past where they are (a wrong offset).
+  bool injectDeviceOffsetFault = false;
   /// Calls the profile hook (HostBuilder.h) around every graph op, for
   /// `mlcc bench --per-op`.
   bool profile = false;
@@ -49,6 +57,11 @@ struct CompiledModel {
   uint64_t arenaLowerBound = 0;
   unsigned inPlaceResults = 0;
   size_t numKernels = 0;
+  /// A device target's launch sites in the host schedule (those of
+  /// one-thread kernels among them) and read-backs of device scalars.
+  unsigned launchSites = 0;
+  unsigned serialLaunchSites = 0;
+  unsigned readBackSites = 0;
   uint64_t weightBytes = 0;
   /// With external weights: the weights file (runtime/include/mlcc/model.h,
   /// mlcc_weights_header, then the data).

@@ -183,7 +183,7 @@ void HostBuilder::finishArena() {
     requests.push_back({s.bytes, s.first, s.last});
     entryResult.intermediateBytes += s.bytes;
   }
-  ArenaPlan plan = planArena(requests, kAlignment);
+  ArenaPlan plan = planArena(requests, alignment());
   for (auto [slot, offset] : llvm::zip(slots, plan.offsets))
     slot.offset.setValueAttr(b.getIndexAttr(offset));
   if (outputDimsOffset) {
@@ -226,6 +226,19 @@ void HostBuilder::moveAllocationsToArena(Operation *after) {
     if (type.getNumElements() == 0 ||
         !type.getElementType().isIntOrFloat())
       continue;
+    // On a device each iteration of a parallel loop is a thread of its
+    // own: a temporary made inside one is the thread's (private memory),
+    // not one arena slot every thread would share.
+    if (target.device() && alloc->getParentOfType<scf::ParallelOp>()) {
+      OpBuilder at(alloc);
+      Value own = at.create<memref::AllocaOp>(alloc.getLoc(), type);
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          user->erase();
+      alloc.replaceAllUsesWith(own);
+      alloc.erase();
+      continue;
+    }
     Value slot = scratch(type);
     for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
       if (isa<memref::DeallocOp>(user))

@@ -265,7 +265,9 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
   if (failed(fn->second(p)))
     return failure();
   moveAllocationsToArena(last);
-  distributeParallelLoops(last);
+  // On a device every loop becomes a kernel (DeviceSchedule.cpp) instead.
+  if (!target.device())
+    distributeParallelLoops(last);
   return success();
 }
 
@@ -317,7 +319,8 @@ LogicalResult HostBuilder::build() {
   currentLoc = body.getTerminator()->getLoc();
   finishOutputs(body.getTerminator());
   Value status =
-      statusBuffer
+      target.device() ? finishDeviceStatus()
+      : statusBuffer
           ? b.create<memref::LoadOp>(currentLoc, statusBuffer, ValueRange{})
                 .getResult()
           : b.create<arith::ConstantIntOp>(currentLoc, 0, 32).getResult();

@@ -87,6 +87,11 @@ struct HostModule {
 /// --per-op` provides it; objects for applications never call it.
 constexpr const char *kProfileHook = "mlcc_profile_op";
 
+/// Marks the scf.if/for/while ops of the graph's control flow (and of the
+/// run's status), which stay in the host function of a device target while
+/// the loops of the ops become kernels.
+constexpr const char *kHostControlAttr = "mlcc.host_control";
+
 /// Registers the dialects the host module uses in `registry`.
 void registerHostDialects(mlir::DialectRegistry &registry);
 

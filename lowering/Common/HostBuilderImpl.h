@@ -29,7 +29,8 @@ bool isAliasOp(Operation *op);
 /// of identity layout, the address of its first element.
 Value alignedPointer(OpBuilder &b, Location loc, Value m);
 
-/// Of every arena buffer, weight and weights-file range.
+/// Of every arena buffer, weight and weights-file range (a device target may
+/// ask for more: where its kernels bind buffers).
 constexpr uint64_t kAlignment = 64;
 
 class HostBuilder : public OpLoweringContext {
@@ -67,6 +68,11 @@ private:
   };
 
   LogicalResult checkSupported();
+  uint64_t alignment() {
+    DeviceBackend *device = target.device();
+    return device ? std::max(kAlignment, device->bufferAlignment())
+                  : kAlignment;
+  }
   MemRefType poolType() { return MemRefType::get({1}, b.getI8Type()); }
   Value pool() { return entry.getArguments().back(); }
   /// The entry's arguments: arena, weights, inputs..., outputs..., pool.
@@ -117,6 +123,15 @@ private:
   /// Where `cond` (i1) holds at run time: records `message` through the
   /// runtime's mlcc_model_fail and makes the entry return `status`.
   void failIf(Value cond, int32_t status, const std::string &message);
+  /// failIf for a device target, whose kernels cannot call the runtime:
+  /// the check stores its site's number into a word of the device arena,
+  /// and the end of the entry reads it back and records that site's
+  /// message (finishDeviceStatus).
+  void deviceFailIf(Value cond, int32_t status, const std::string &message);
+  Value finishDeviceStatus();
+  /// Read-only data the host function itself reads (a message), kept in
+  /// the object even where weights are a device's or a file's.
+  Value hostData(StringRef hint, std::vector<uint8_t> bytes);
   /// For a gather or scatter: the check of its indices (HostIndexChecks.cpp).
   void checkIndices(Operation *op);
   Value newSlot(ShapedType type, int64_t first, int64_t last);
@@ -161,6 +176,9 @@ private:
   Value weights;
   /// The entry's status (memref<i32>), once some op can fail at run time.
   Value statusBuffer;
+  /// A device target's fail word (an i32 in the arena) and its sites.
+  Value failWord;
+  std::vector<std::pair<int32_t, std::string>> failSites;
   /// The current op's index in the pre-order numbering of every op
   /// (nested ones included); liveness is in these indices.
   int64_t step = 0;

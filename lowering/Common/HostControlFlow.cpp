@@ -128,6 +128,7 @@ LogicalResult HostBuilder::lowerIf(Operation *op) {
     results.push_back(resultBuffer(r));
   auto scfIf = b.create<scf::IfOp>(loc, TypeRange{}, cond,
                                    /*withElseRegion=*/true);
+  scfIf->setAttr(kHostControlAttr, b.getUnitAttr());
   b.setInsertionPointAfter(scfIf);
   for (auto [region, block] :
        {std::pair{&ifOp.getThenRegion(), scfIf.thenBlock()},
@@ -240,6 +241,7 @@ LogicalResult HostBuilder::lowerFor(Operation *op) {
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
   auto loop = b.create<scf::ForOp>(loc, zero, trip, one, initShifts);
+  loop->setAttr(kHostControlAttr, b.getUnitAttr());
   b.setInsertionPointAfter(loop);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -293,6 +295,7 @@ LogicalResult HostBuilder::lowerWhile(Operation *op) {
   SmallVector<Type> shiftTypes(initShifts.size(), b.getIndexType());
   SmallVector<Location> locs(initShifts.size(), loc);
   auto loop = b.create<scf::WhileOp>(loc, shiftTypes, initShifts);
+  loop->setAttr(kHostControlAttr, b.getUnitAttr());
   b.setInsertionPointAfter(loop);
 
   // One region of the graph op in one of the scf op: the carried values

@@ -18,6 +18,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/xxhash.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace mlcc::lowering::host {
@@ -77,7 +79,7 @@ Value HostBuilder::dataBuffer(StringRef hint, std::vector<uint8_t> bytes,
     if (stored) {
       offset = stored->offset;
     } else {
-      offset = llvm::alignTo(out.weights.size(), kAlignment);
+      offset = llvm::alignTo(out.weights.size(), alignment());
       out.weights.resize(offset);
       out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
       sameHash.push_back({"", offset, bytes.size()});
@@ -180,8 +182,25 @@ void HostBuilder::declareRuntime(StringRef name, FunctionType type) {
   b.create<func::FuncOp>(currentLoc, name, type).setPrivate();
 }
 
+Value HostBuilder::hostData(StringRef hint, std::vector<uint8_t> bytes) {
+  auto byteType =
+      MemRefType::get({static_cast<int64_t>(bytes.size())}, b.getI8Type());
+  std::string name = uniqueSymbol("d", hint);
+  out.data.push_back({name, std::move(bytes)});
+  {
+    OpBuilder::InsertionGuard atModule(b);
+    b.setInsertionPoint(entry);
+    b.create<memref::GlobalOp>(currentLoc, name, b.getStringAttr("public"),
+                               byteType, Attribute(), /*constant=*/false,
+                               b.getI64IntegerAttr(kAlignment));
+  }
+  return address(b.create<memref::GetGlobalOp>(currentLoc, byteType, name));
+}
+
 void HostBuilder::failIf(Value cond, int32_t status,
                          const std::string &message) {
+  if (target.device())
+    return deviceFailIf(cond, status, message);
   if (!statusBuffer) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&entry.getBody().front());
@@ -207,6 +226,60 @@ void HostBuilder::failIf(Value cond, int32_t status,
                              ValueRange{code, addData("message", text)})
           .getResult(0);
   b.create<memref::StoreOp>(currentLoc, recorded, statusBuffer, ValueRange{});
+}
+
+void HostBuilder::deviceFailIf(Value cond, int32_t status,
+                               const std::string &message) {
+  if (!failWord) {
+    // Zeroed at the start of every run; lives for the whole entry.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&entry.getBody().front());
+    failWord = newSlot(MemRefType::get({}, b.getI32Type()), 0,
+                       std::numeric_limits<int32_t>::max());
+    Value zero = b.create<arith::ConstantIntOp>(currentLoc, 0, 32);
+    b.create<memref::StoreOp>(currentLoc, zero, failWord, ValueRange{});
+  }
+  failSites.push_back({status, message});
+  auto ifOp = b.create<scf::IfOp>(currentLoc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  Value site = b.create<arith::ConstantIntOp>(currentLoc, failSites.size(), 32);
+  b.create<memref::StoreOp>(currentLoc, site, failWord, ValueRange{});
+}
+
+// The status of a device target's run: 0, or what mlcc_model_fail gives
+// for the site whose number is in the fail word (any one of them when
+// several failed: the kernels race to write it).
+Value HostBuilder::finishDeviceStatus() {
+  Value zero = b.create<arith::ConstantIntOp>(currentLoc, 0, 32);
+  if (!failWord)
+    return zero;
+  FunctionType type =
+      b.getFunctionType({b.getI32Type(), b.getI64Type()}, {b.getI32Type()});
+  declareRuntime("mlcc_model_fail", type);
+  statusBuffer = b.create<memref::AllocaOp>(
+      currentLoc, MemRefType::get({}, b.getI32Type()));
+  b.create<memref::StoreOp>(currentLoc, zero, statusBuffer, ValueRange{});
+  Value word = b.create<memref::LoadOp>(currentLoc, failWord, ValueRange{});
+  for (auto [i, site] : llvm::enumerate(failSites)) {
+    Value isSite = b.create<arith::CmpIOp>(
+        currentLoc, arith::CmpIPredicate::eq, word,
+        b.create<arith::ConstantIntOp>(currentLoc, i + 1, 32));
+    auto ifOp = b.create<scf::IfOp>(currentLoc, isSite, false);
+    ifOp->setAttr(kHostControlAttr, b.getUnitAttr());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    std::vector<uint8_t> text(site.second.begin(), site.second.end());
+    text.push_back(0);
+    Value code = b.create<arith::ConstantIntOp>(currentLoc, site.first, 32);
+    Value recorded =
+        b.create<func::CallOp>(currentLoc, "mlcc_model_fail",
+                               TypeRange{b.getI32Type()},
+                               ValueRange{code, hostData("message", text)})
+            .getResult(0);
+    b.create<memref::StoreOp>(currentLoc, recorded, statusBuffer, ValueRange{});
+  }
+  return b.create<memref::LoadOp>(currentLoc, statusBuffer, ValueRange{});
 }
 
 Value HostBuilder::numThreads() {

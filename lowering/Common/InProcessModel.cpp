@@ -36,6 +36,8 @@ static SymbolMap runtimeSymbols(LLJIT &jit) {
   add("mlcc_model_fail", &mlcc_model_fail);
   add("mlcc_threadpool_parallel_for", &mlcc_threadpool_parallel_for);
   add("mlcc_threadpool_num_threads", &mlcc_threadpool_num_threads);
+  add("mlcc_device_queue_launch", &mlcc_device_queue_launch);
+  add("mlcc_device_queue_read", &mlcc_device_queue_read);
   return symbols;
 }
 

@@ -12,7 +12,7 @@ namespace mlcc::lowering {
 namespace {
 
 /// runtime/include/mlcc/model.h's MLCC_MODEL_ABI_VERSION.
-constexpr uint32_t kModelABIVersion = 3;
+constexpr uint32_t kModelABIVersion = 4;
 
 // The values of runtime/include/mlcc/tensor.h's mlcc_dtype.
 int32_t dtypeCode(const std::string &name) {
@@ -32,7 +32,7 @@ public:
         i32(Type::getInt32Ty(ctx)), i64(Type::getInt64Ty(ctx)),
         prefix("mlcc_" + iface.name + "_") {}
 
-  void write(ArrayRef<HostEntry> entries);
+  void write(ArrayRef<HostEntry> entries, const DeviceProgramSymbols *device);
 
 private:
   Constant *string(const std::string &s, const Twine &name);
@@ -41,6 +41,8 @@ private:
                         StringRef kind);
   Function *defineInvoke(StringRef entry, const Twine &name);
   Constant *variantTable(ArrayRef<HostEntry> entries);
+  Constant *deviceProgram(const DeviceProgramSymbols &device);
+  Constant *blob(const std::string &symbol);
   Function *exported(StringRef suffix, Type *result, ArrayRef<Type *> params);
   FunctionCallee runtime(StringRef name, Type *result,
                          ArrayRef<Type *> params);
@@ -161,12 +163,55 @@ Constant *APIWriter::variantTable(ArrayRef<HostEntry> entries) {
                             prefix + "variants");
 }
 
-void APIWriter::write(ArrayRef<HostEntry> entries) {
+// A data blob the object emitter defines.
+Constant *APIWriter::blob(const std::string &symbol) {
+  if (GlobalVariable *gv = m.getGlobalVariable(symbol, true))
+    return gv;
+  return new GlobalVariable(m, Type::getInt8Ty(ctx), true,
+                            GlobalValue::ExternalLinkage, nullptr, symbol);
+}
+
+// mlcc_device_program: {api, num_kernels, kernels, weights, weights_bytes},
+// each kernel {name, code, code_bytes, num_buffers, workgroup_size[3]}.
+Constant *APIWriter::deviceProgram(const DeviceProgramSymbols &device) {
+  StructType *kernelType =
+      StructType::get(ctx, {ptr, ptr, i64, i32, i32, i32, i32});
+  std::vector<Constant *> kernels;
+  for (const DeviceProgramSymbols::Kernel &k : device.kernels)
+    kernels.push_back(ConstantStruct::get(
+        kernelType, {string(k.name, prefix + k.name + "_name"),
+                     blob(k.codeSymbol), ConstantInt::get(i64, k.codeBytes),
+                     ConstantInt::get(i32, k.numBuffers),
+                     ConstantInt::get(i32, k.workgroupSize[0]),
+                     ConstantInt::get(i32, k.workgroupSize[1]),
+                     ConstantInt::get(i32, k.workgroupSize[2])}));
+  Constant *table = ConstantPointerNull::get(ptr);
+  if (!kernels.empty()) {
+    auto *arrayType = ArrayType::get(kernelType, kernels.size());
+    table = new GlobalVariable(m, arrayType, true, GlobalValue::PrivateLinkage,
+                               ConstantArray::get(arrayType, kernels),
+                               prefix + "kernels");
+  }
+  StructType *programType = StructType::get(ctx, {i32, i32, ptr, ptr, i64});
+  Constant *program = ConstantStruct::get(
+      programType, {ConstantInt::get(i32, device.api),
+                    ConstantInt::get(i32, device.kernels.size()), table,
+                    device.weightsSymbol.empty()
+                        ? static_cast<Constant *>(ConstantPointerNull::get(ptr))
+                        : blob(device.weightsSymbol),
+                    ConstantInt::get(i64, device.weightsBytes)});
+  return new GlobalVariable(m, programType, true, GlobalValue::PrivateLinkage,
+                            program, prefix + "device_program");
+}
+
+void APIWriter::write(ArrayRef<HostEntry> entries,
+                      const DeviceProgramSymbols *device) {
   // mlcc_model_desc: see runtime/include/mlcc/model.h. One entry is the
   // descriptor's; several are its variants.
   bool variants = entries.size() > 1;
-  StructType *descType = StructType::get(
-      ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64, i64, ptr, i64});
+  StructType *descType =
+      StructType::get(ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64,
+                            i64, ptr, i64, ptr});
   Constant *desc = ConstantStruct::get(
       descType,
       {ConstantInt::get(i32, kModelABIVersion),
@@ -183,7 +228,9 @@ void APIWriter::write(ArrayRef<HostEntry> entries) {
                         iface.externalWeights ? iface.weightsFingerprint : 0),
        variants ? variantTable(entries)
                 : static_cast<Constant *>(ConstantPointerNull::get(ptr)),
-       ConstantInt::get(i64, iface.outputDimsOffset)});
+       ConstantInt::get(i64, iface.outputDimsOffset),
+       device ? deviceProgram(*device)
+              : static_cast<Constant *>(ConstantPointerNull::get(ptr))});
   auto *descVar =
       new GlobalVariable(m, descType, true, GlobalValue::ExternalLinkage, desc,
                          modelDescriptorSymbol(iface));
@@ -267,8 +314,9 @@ std::string modelDescriptorSymbol(const ModelInterface &iface) {
 }
 
 void addModelAPI(Module &m, const ModelInterface &iface,
-                 ArrayRef<HostEntry> entries) {
-  APIWriter(m, iface).write(entries);
+                 ArrayRef<HostEntry> entries,
+                 const DeviceProgramSymbols *device) {
+  APIWriter(m, iface).write(entries, device);
 }
 
 } // namespace mlcc::lowering

@@ -18,6 +18,23 @@
 
 namespace mlcc::lowering {
 
+/// A device model's program (runtime/include/mlcc/model.h's
+/// mlcc_device_program): its kernels' code and its weights are data blobs
+/// of the object, named by these symbols.
+struct DeviceProgramSymbols {
+  struct Kernel {
+    std::string name, codeSymbol;
+    uint64_t codeBytes = 0;
+    uint32_t numBuffers = 0;
+    uint32_t workgroupSize[3] = {1, 1, 1};
+  };
+  uint32_t api = 0;
+  std::vector<Kernel> kernels;
+  /// Empty with a weights file (its data is what the device gets).
+  std::string weightsSymbol;
+  uint64_t weightsBytes = 0;
+};
+
 /// The exported symbol of the model's descriptor.
 std::string modelDescriptorSymbol(const ModelInterface &iface);
 
@@ -26,7 +43,8 @@ std::string modelDescriptorSymbol(const ModelInterface &iface);
 /// ptr output..., ptr pool). Several entries become the descriptor's
 /// variants, with the dims of each entry's own interface.
 void addModelAPI(llvm::Module &m, const ModelInterface &iface,
-                 llvm::ArrayRef<HostEntry> entries);
+                 llvm::ArrayRef<HostEntry> entries,
+                 const DeviceProgramSymbols *device = nullptr);
 
 } // namespace mlcc::lowering
 

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -95,6 +96,34 @@ public:
 /// The most i64 fields a parallelFor body can take.
 constexpr int64_t kMaxParallelFields = 16;
 
+/// One compiled device kernel: its code for the target's API (SPIR-V words
+/// for Vulkan) and what a launch needs to know about it.
+struct DeviceKernelCode {
+  std::string name;
+  std::vector<uint8_t> code;
+  uint32_t numBuffers = 0;
+  uint32_t workgroupSize[3] = {1, 1, 1};
+};
+
+/// What a GPU target adds to the host schedule: the host builder gives every
+/// op the portable lowering (or the target's own kernels), DeviceSchedule
+/// turns the loops into kernels in MLIR's gpu dialect and the host function
+/// into launches, and the backend compiles each kernel for its API.
+class DeviceBackend {
+public:
+  virtual ~DeviceBackend() = default;
+  /// runtime/include/mlcc/device.h's mlcc_device_api.
+  virtual uint32_t api() const = 0;
+  /// Buffers a kernel binds start at multiples of this (the largest
+  /// minimum offset alignment of the API's devices).
+  virtual uint64_t bufferAlignment() const = 0;
+  /// Compiles `kernel`, a module holding one gpu.module with one gpu.func
+  /// kernel (bare static memrefs, no host ops), for the API. Errors are
+  /// emitted as diagnostics on the kernel.
+  virtual mlir::LogicalResult compileKernel(mlir::ModuleOp kernel,
+                                            DeviceKernelCode &out) = 0;
+};
+
 /// The outcome of Target::lowerOp.
 enum class TargetLowering { Lowered, Declined, Failed };
 
@@ -116,6 +145,8 @@ public:
   /// nothing made inside dominates.
   virtual void enterRegion() {}
   virtual void exitRegion() {}
+  /// A GPU target's device half; null for a CPU target.
+  virtual DeviceBackend *device() { return nullptr; }
 };
 
 } // namespace mlcc::lowering

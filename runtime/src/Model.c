@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlcc/model.h"
+#include "DeviceModel.h"
 #include "LastError.h"
 #include "WeightsFile.h"
 #include "mlcc/arena.h"
@@ -25,7 +26,8 @@
 struct mlcc_model_context {
   const mlcc_model_desc *Desc; // the descriptor it was created for
   mlcc_threadpool *Pool;       // borrowed; may be NULL
-  mlcc_arena *Arena;           // owned; desc->arena_bytes
+  mlcc_arena *Arena;           // owned; desc->arena_bytes (NULL on a device)
+  mlccDeviceModel *Device;     // owned; for a device model, else NULL
   const void *Weights;         // the weights file's data, or NULL
   mlcc_arena *WeightsImage;    // owned copy of the file, or NULL (borrowed)
 };
@@ -189,6 +191,9 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: the model descriptor has no entry function",
                                fn);
+  if (desc->device && desc->num_variants > 0)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: a device model has no variants", fn);
   if (desc->num_variants > 0 && !desc->variants)
     return mlcc_last_error_set(
         MLCC_INVALID_ARGUMENT,
@@ -246,6 +251,21 @@ static mlcc_status createContext(const char *fn, const mlcc_model_desc *desc,
     ctx->Pool = pool;
     ctx->Weights = weights;
     ctx->WeightsImage = weightsImage;
+    ctx->Arena = NULL;
+    ctx->Device = NULL;
+    if (desc->device) {
+      // The arena and the weights live on the device.
+      status = mlccDeviceModelCreate(fn, desc, weights, &ctx->Device);
+      mlcc_arena_destroy(weightsImage);
+      ctx->WeightsImage = NULL;
+      ctx->Weights = NULL;
+      if (status != MLCC_OK) {
+        free(ctx);
+        return status;
+      }
+      *out = ctx;
+      return MLCC_OK;
+    }
     status = mlcc_arena_create((size_t)desc->arena_bytes, &ctx->Arena);
     if (status != MLCC_OK) {
       free(ctx);
@@ -344,6 +364,7 @@ mlcc_status mlcc_model_create_from_memory(const mlcc_model_desc *desc,
 void mlcc_model_destroy(mlcc_model_context *ctx) {
   if (!ctx)
     return;
+  mlccDeviceModelDestroy(ctx->Device);
   mlcc_arena_destroy(ctx->Arena);
   mlcc_arena_destroy(ctx->WeightsImage);
   free(ctx);
@@ -481,10 +502,9 @@ static mlcc_status checkBoundedOutput(const mlcc_tensor *t,
   return MLCC_OK;
 }
 
-void mlcc_model_output_dims(const mlcc_model_desc *desc, const void *arena,
-                            mlcc_tensor *outputs) {
-  const int64_t *dims =
-      (const int64_t *)((const char *)arena + desc->output_dims_offset);
+// Every output's dims (as the entry leaves them) into the bounded ones.
+static void setOutputDims(const mlcc_model_desc *desc, const int64_t *dims,
+                          mlcc_tensor *outputs) {
   for (uint32_t i = 0; i < desc->num_outputs; ++i) {
     const mlcc_model_tensor_desc *t = &desc->outputs[i];
     for (int32_t d = 0; d < t->rank; ++d)
@@ -494,13 +514,21 @@ void mlcc_model_output_dims(const mlcc_model_desc *desc, const void *arena,
   }
 }
 
+void mlcc_model_output_dims(const mlcc_model_desc *desc, const void *arena,
+                            mlcc_tensor *outputs) {
+  setOutputDims(
+      desc, (const int64_t *)((const char *)arena + desc->output_dims_offset),
+      outputs);
+}
+
 // Checks each tensor against the descriptor (and the variant its inputs
 // choose) and calls the entry on their data: what mlcc_model_run and
 // mlcc_model_run_with_arena share.
 static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
                                const void *weights, mlcc_threadpool *pool,
-                               const mlcc_tensor *inputs,
-                               mlcc_tensor *outputs, const char *verb) {
+                               mlccDeviceModel *device,
+                               const mlcc_tensor *inputs, mlcc_tensor *outputs,
+                               const char *verb) {
   char fn[LabelCapacity];
   functionName(fn, desc, verb);
   if (desc->num_inputs > 0 && !inputs)
@@ -554,7 +582,26 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
       p.Inputs[i] = inputs[i].data;
     for (uint32_t i = 0; i < desc->num_outputs; ++i)
       p.Outputs[i] = outputs[i].data;
-    status = (mlcc_status)entry(arena, weights, p.Inputs, p.Outputs, pool);
+    if (device) {
+      int64_t *dims = NULL;
+      if (runTimeExtents) {
+        size_t count = 0;
+        for (uint32_t i = 0; i < desc->num_outputs; ++i)
+          count += (size_t)desc->outputs[i].rank;
+        dims = malloc((count + 1) * sizeof(int64_t));
+      }
+      status =
+          runTimeExtents && !dims
+              ? mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
+                                    "%s: cannot allocate output dims", fn)
+              : mlccDeviceModelRun(device, entry, p.Inputs, p.Outputs, dims);
+      if (status == MLCC_OK && dims)
+        setOutputDims(desc, dims, outputs);
+      free(dims);
+      runTimeExtents = false;
+    } else {
+      status = (mlcc_status)entry(arena, weights, p.Inputs, p.Outputs, pool);
+    }
   }
   pointersFree(&p);
   if (status == MLCC_OK && runTimeExtents)
@@ -567,8 +614,9 @@ mlcc_status mlcc_model_run(const mlcc_model_desc *desc, mlcc_model_context *ctx,
   mlcc_status status = checkContext(desc, ctx, "run");
   if (status != MLCC_OK)
     return status;
-  return checkAndRun(desc, mlcc_arena_data(ctx->Arena), ctx->Weights,
-                     ctx->Pool, inputs, outputs, "run");
+  return checkAndRun(desc, ctx->Arena ? mlcc_arena_data(ctx->Arena) : NULL,
+                     ctx->Weights, ctx->Pool, ctx->Device, inputs, outputs,
+                     "run");
 }
 
 // Only NULLs can be checked here: the shapes are the descriptor's by
@@ -626,6 +674,8 @@ mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
     if (status != MLCC_OK)
       return status;
   }
+  if (ctx->Device)
+    return mlccDeviceModelRun(ctx->Device, desc->entry, inputs, outputs, NULL);
   return (mlcc_status)desc->entry(mlcc_arena_data(ctx->Arena), ctx->Weights,
                                   inputs, outputs, ctx->Pool);
 }
@@ -648,6 +698,11 @@ mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc, void *arena,
         "%s: model '%s' keeps its weights in a file (--weights external); "
         "run it through a context",
         fn, desc->name);
+  if (desc->device)
+    return mlcc_last_error_set(MLCC_UNSUPPORTED,
+                               "%s: model '%s' runs on a device; run it "
+                               "through a context",
+                               fn, desc->name);
   if (!arena && arena_size != 0)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: arena is NULL but arena_size is %zu", fn,
@@ -663,7 +718,7 @@ mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc, void *arena,
         MLCC_OUT_OF_RANGE,
         "%s: arena too small: %zu bytes given, %llu required", fn, arena_size,
         (unsigned long long)desc->arena_bytes);
-  return checkAndRun(desc, arena, NULL, NULL, inputs, outputs, verb);
+  return checkAndRun(desc, arena, NULL, NULL, NULL, inputs, outputs, verb);
 }
 
 int32_t mlcc_model_fail(int32_t status, const char *message) {

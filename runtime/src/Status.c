@@ -23,6 +23,8 @@ const char *mlcc_status_string(mlcc_status status) {
     return "unsupported";
   case MLCC_INTERNAL:
     return "internal error";
+  case MLCC_NO_DEVICE:
+    return "no device";
   }
   // Callers may pass any int (a newer model, a cast): not a bug to trap on.
   return "unknown status";

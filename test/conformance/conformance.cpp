@@ -43,6 +43,9 @@ struct Options {
   std::string filter;
   std::string target = "ref";
   bool portableOnly = false;
+  /// Every device kernel binds its buffers one element off: the run that
+  /// proves the vulkan tests can fail.
+  bool injectDeviceFault = false;
   bool update = false;
   bool verbose = false;
   int timeoutSeconds = 120;
@@ -110,6 +113,7 @@ std::string runTest(const std::string &dir, const Options &opts) {
     lowering::CompileModelOptions options;
     options.name = "conformance";
     options.targetKernels = !opts.portableOnly;
+    options.injectDeviceOffsetFault = opts.injectDeviceFault;
     ref::Status s = CompiledModelRunner::compileAndLoad(
         *module, opts.target, options, nullptr, compiled);
     if (s.failed())
@@ -179,11 +183,13 @@ std::string runIsolated(const std::string &dir, const Options &opts) {
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: mlcc-conformance --expected FILE --exclusions FILE "
-               "[--filter PREFIX] [--target ref|avx512] [--portable-only] "
-               "[--update] [-v] "
-               "ROOT...\n");
+  std::fprintf(
+      stderr,
+      "usage: mlcc-conformance --expected FILE --exclusions FILE "
+      "[--filter PREFIX] [--target ref|avx512|vulkan] [--portable-only] "
+      "[--inject-device-fault] "
+      "[--update] [-v] "
+      "ROOT...\n");
   return 2;
 }
 
@@ -203,6 +209,8 @@ int main(int argc, char **argv) {
       opts.target = argv[++i];
     else if (a == "--portable-only")
       opts.portableOnly = true;
+    else if (a == "--inject-device-fault")
+      opts.injectDeviceFault = true;
     else if (a == "--update")
       opts.update = true;
     else if (a == "-v")

@@ -5,7 +5,7 @@ static runtime (as an application would), runs it on test_data_set_0's
 inputs and compares its outputs with the folder's torch/NumPy references.
 
     linked_check.py MLCC RUNTIME_INCLUDE RUNTIME_LIB MODEL_DIR RTOL ATOL [DIM]
-                    [--weights-external]
+                    [--weights-external] [--target NAME]
 
 The C program is written from the header's constants: it reads each input
 from a raw file of MLCC_NET_INPUT_<i>_BYTES bytes, calls mlcc_net_run_static
@@ -15,6 +15,10 @@ and writes each output raw. Exit status 0 when every output is within
 With --weights-external the model is compiled with `--weights external`:
 the program creates its context from the weights file, and a copy of that
 file with another fingerprint must be refused.
+
+--target chooses the backend (default avx512); a device target (vulkan)
+runs on the device the runtime opens (MLCC_DEVICE and VK_ICD_FILENAMES
+choose: lavapipe in the tests).
 """
 import glob
 import os
@@ -66,15 +70,21 @@ int main(int argc, char **argv) {
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--weights-external"]
-    external = len(args) < len(sys.argv) - 1
+    argv = sys.argv[1:]
+    target = "avx512"
+    if "--target" in argv:
+        at = argv.index("--target")
+        target = argv[at + 1]
+        del argv[at:at + 2]
+    args = [a for a in argv if a != "--weights-external"]
+    external = len(args) < len(argv)
     mlcc, include, lib, model_dir, rtol, atol = args[0:6]
     dims = args[6:7]
     rtol, atol = float(rtol), float(atol)
     with tempfile.TemporaryDirectory() as tmp:
         obj, header = os.path.join(tmp, "net.o"), os.path.join(tmp, "net.h")
         cmd = [mlcc, "compile", os.path.join(model_dir, "model.onnx"), "--target",
-               "avx512", "--name", "net", "-o", obj, "--header", header]
+               target, "--name", "net", "-o", obj, "--header", header]
         for d in dims:
             cmd += ["--dim", d]
         weights = os.path.join(tmp, "net.weights")
@@ -101,7 +111,7 @@ def main():
             f.write(MAIN_C.replace("@BODY@", "\n".join(body)))
         exe = os.path.join(tmp, "app")
         subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", "-I", include, "-I", tmp,
-                        os.path.join(tmp, "main.c"), obj, lib, "-lm", "-lpthread",
+                        os.path.join(tmp, "main.c"), obj, lib, "-lm", "-lpthread", "-ldl",
                         "-o", exe], check=True)
 
         data = os.path.join(model_dir, "test_data_set_0")

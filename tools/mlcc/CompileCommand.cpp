@@ -175,6 +175,8 @@ int runCompile(const CompileOptions &options) {
   llvm::raw_string_ostream hostStream(hostText);
   if (options.emit == "host-mlir")
     compileOptions.hostMlir = &hostStream;
+  if (options.emit == "kernels")
+    compileOptions.deviceKernels = &hostStream;
   compileOptions.externalWeights = options.weights == "external";
   lowering::CompiledModel compiled;
   std::vector<ModuleOp> modules;
@@ -190,7 +192,7 @@ int runCompile(const CompileOptions &options) {
   // Nothing is written before everything is compiled, and ToolOutputFile
   // removes its file unless kept: an error leaves no partial output.
   std::vector<std::unique_ptr<llvm::ToolOutputFile>> files;
-  if (options.emit == "host-mlir") {
+  if (options.emit == "host-mlir" || options.emit == "kernels") {
     if (!writeFile(options.output.empty() ? "-" : options.output, hostText,
                    files))
       return 1;
@@ -221,6 +223,12 @@ int runCompile(const CompileOptions &options) {
                 static_cast<unsigned long long>(compiled.arenaBytes),
                 static_cast<unsigned long long>(compiled.intermediateBytes),
                 static_cast<unsigned long long>(compiled.arenaLowerBound));
+  // A device schedule's launches: one per site in a model without loops.
+  if (options.stats && compiled.launchSites > 0)
+    std::printf("device schedule: %u launch sites (%u of one-thread "
+                "kernels), %u read-backs\n",
+                compiled.launchSites, compiled.serialLaunchSites,
+                compiled.readBackSites);
   return 0;
 }
 

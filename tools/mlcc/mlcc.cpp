@@ -59,12 +59,14 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--target", compile.target, targetHelp)
       ->capture_default_str()
       ->check(CLI::IsMember(targets));
-  compileCmd->add_option("--emit", compile.emit,
-                         "What to write: obj (object + header), mlir (graph "
-                         "dialect after the pipeline) or host-mlir (the host "
-                         "module before it goes to LLVM)")
+  compileCmd
+      ->add_option("--emit", compile.emit,
+                   "What to write: obj (object + header), mlir (graph "
+                   "dialect after the pipeline), host-mlir (the host "
+                   "module before it goes to LLVM) or kernels (a device "
+                   "target's kernels in the gpu dialect)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"mlir", "obj", "host-mlir"}));
+      ->check(CLI::IsMember({"mlir", "obj", "host-mlir", "kernels"}));
   compileCmd->add_option("-o,--output", compile.output,
                          "Output file (required for obj; default stdout for "
                          "the IR)");

@@ -99,6 +99,8 @@ LogicalResult lowerDecomposed(PortableOp &p) {
       if (r == *result) {
         buffer = p.results[0];
         wroteResult = true;
+      } else if (isa<NoneType>(r.getType())) {
+        // An optional result the decomposition does not produce.
       } else {
         buffer = p.b.create<memref::AllocOp>(p.loc, bufferType(r.getType()));
       }

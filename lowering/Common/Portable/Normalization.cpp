@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParallelLoops.h"
 #include "ReductionsSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -128,9 +129,11 @@ LogicalResult lowerBatchNorm(PortableOp &p) {
     store(b, fromF64(b, r, e), y, {i, ch, j});
   };
 
+  // Every (batch, channel) -- or element -- reads only X and the parameters
+  // and writes its own elements of Y: parallel (ParallelLoops.h).
   if (!training) {
     if (perChannel) {
-      loops(b, {n, c}, [&](Builder &b, ValueRange ic) {
+      parallelLoops(b, {n, c}, [&](Builder &b, ValueRange ic) {
         std::pair<Value, Value> abb =
             affine(b, ic[1], paramAt(b, prm[2], pe[2], ic[1]),
                    paramAt(b, prm[3], pe[3], ic[1]));
@@ -140,7 +143,7 @@ LogicalResult lowerBatchNorm(PortableOp &p) {
         });
       });
     } else {
-      loops(b, {n, c, s}, [&](Builder &b, ValueRange ivs) {
+      parallelLoops(b, {n, c, s}, [&](Builder &b, ValueRange ivs) {
         Value pi = b.create<arith::AddIOp>(
             b.create<arith::MulIOp>(ivs[1], cIndex(b, s)), ivs[2]);
         std::pair<Value, Value> abb =
@@ -164,7 +167,10 @@ LogicalResult lowerBatchNorm(PortableOp &p) {
       runOut.push_back(Value());
       runElem.push_back(Elem());
     }
-  loops(b, {c}, [&](Builder &b, ValueRange chv) {
+  // Each channel computes its own statistics (reductions carried in
+  // registers inside) and writes its running mean/var element and its
+  // slice of Y: parallel.
+  parallelLoops(b, {c}, [&](Builder &b, ValueRange chv) {
     Value ch = chv[0];
     std::pair<Value, Value> meanvar =
         meanVar(b, {n, s}, [&](Builder &b, ValueRange ivs) {
@@ -224,7 +230,8 @@ LogicalResult lowerInstanceNorm(PortableOp &p) {
   Value y = view(b, p.results[0], {n, c, s});
   Value scale = view(b, p.operands[1], {c}), bias = view(b, p.operands[2], {c});
   Elem se = elemOf(op->getOperand(1)), be = elemOf(op->getOperand(2));
-  loops(b, {n, c}, [&](Builder &b, ValueRange ic) {
+  // Each (batch, channel) normalises its own spatial slice: parallel.
+  parallelLoops(b, {n, c}, [&](Builder &b, ValueRange ic) {
     Value i = ic[0], ch = ic[1];
     std::pair<Value, Value> meanvar =
         meanVar(b, {s}, [&](Builder &b, ValueRange j) {
@@ -305,7 +312,9 @@ LogicalResult lowerLayerNorm(PortableOp &p) {
   Elem be = hasBias ? elemOf(op->getOperand(2)) : se;
   ArrayRef<int64_t> outerDims = shape.take_front(*axis);
   ArrayRef<int64_t> normDims = shape.drop_front(*axis);
-  loops(b, outerDims, [&](Builder &b, ValueRange oIvs) {
+  // Each outer index normalises its own row and writes its own statistics:
+  // parallel (a serial nest would be one device thread for the whole op).
+  parallelLoops(b, outerDims, [&](Builder &b, ValueRange oIvs) {
     auto fullIndex = [&](ValueRange nIvs) {
       SmallVector<Value> idx(oIvs.begin(), oIvs.end());
       idx.append(nIvs.begin(), nIvs.end());

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParallelLoops.h"
 #include "ReductionsSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,39 +68,42 @@ LogicalResult lowerLpNorm(PortableOp &p) {
   };
   Value zero = cIndex(b, 0), end = cIndex(b, len);
   if (inner >= kMinBlockedInner) {
-    // Blocks of the contiguous inner dim, the norms in scratch.
-    loops(b, {outer}, [&](Builder &b, ValueRange o) {
-      blocks(b, inner, [&](Builder &b, Value i0, Value n) {
-        Value acc = scratch(b, {b.getF64Type()})[0];
-        auto idx = [&](Builder &b, Value k, Value ii) -> SmallVector<Value> {
-          return {o[0], k, b.create<arith::AddIOp>(i0, ii)};
-        };
-        auto forKI = [&](auto &&fn) {
-          loop(b, zero, end, {}, [&](Builder &b, ValueRange k, ValueRange) {
-            each(b, n, [&](Builder &b, Value ii) { fn(b, k[0], ii); });
-            return SmallVector<Value>{};
+    // Blocks of the contiguous inner dim, each with its norms in its own
+    // state array (parallelBlocks): independent, parallel.
+    parallelBlocks(
+        b, {outer}, inner, {b.getF64Type()},
+        [&](Builder &b, ValueRange o, Value i0, Value n, ArrayRef<Value> tmp) {
+          Value acc = tmp[0];
+          auto idx = [&](Builder &b, Value k, Value ii) -> SmallVector<Value> {
+            return {o[0], k, b.create<arith::AddIOp>(i0, ii)};
+          };
+          auto forKI = [&](auto &&fn) {
+            loop(b, zero, end, {}, [&](Builder &b, ValueRange k, ValueRange) {
+              each(b, n, [&](Builder &b, Value ii) { fn(b, k[0], ii); });
+              return SmallVector<Value>{};
+            });
+          };
+          each(b, n,
+               [&](Builder &b, Value ii) { store(b, cF64(b, 0.0), acc, ii); });
+          forKI([&](Builder &b, Value k, Value ii) {
+            Value v = toF64(b, load(b, x, idx(b, k, ii)), e);
+            store(b, accAdd(b, load(b, acc, ii), term(b, v)), acc, ii);
           });
-        };
-        each(b, n,
-             [&](Builder &b, Value ii) { store(b, cF64(b, 0.0), acc, ii); });
-        forKI([&](Builder &b, Value k, Value ii) {
-          Value v = toF64(b, load(b, x, idx(b, k, ii)), e);
-          store(b, accAdd(b, load(b, acc, ii), term(b, v)), acc, ii);
+          each(b, n, [&](Builder &b, Value ii) {
+            store(b, inverse(b, load(b, acc, ii)), acc, ii);
+          });
+          forKI([&](Builder &b, Value k, Value ii) {
+            SmallVector<Value> at = idx(b, k, ii);
+            Value v = toF64(b, load(b, x, at), e);
+            store(b,
+                  fromF64(b, b.create<arith::MulFOp>(v, load(b, acc, ii)), e),
+                  y, at);
+          });
         });
-        each(b, n, [&](Builder &b, Value ii) {
-          store(b, inverse(b, load(b, acc, ii)), acc, ii);
-        });
-        forKI([&](Builder &b, Value k, Value ii) {
-          SmallVector<Value> at = idx(b, k, ii);
-          Value v = toF64(b, load(b, x, at), e);
-          store(b, fromF64(b, b.create<arith::MulFOp>(v, load(b, acc, ii)), e),
-                y, at);
-        });
-      });
-    });
     return success();
   }
-  loops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
+  // Each (outer, inner) vector is normalised on its own: parallel.
+  parallelLoops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
     Value o = oi[0], i = oi[1];
     auto at = [&](Builder &b, Value k) {
       return toF64(b, load(b, x, {o, k, i}), e);
@@ -153,7 +157,8 @@ LogicalResult lowerMvn(PortableOp &p) {
   shapeBuffers(b, p);
   Value x = p.operands[0], y = p.results[0];
   Value count = cF64(b, static_cast<double>(numElements(redDims)));
-  loops(b, keptDims, [&](Builder &b, ValueRange kept) {
+  // Each kept index has its own statistics and output slice: parallel.
+  parallelLoops(b, keptDims, [&](Builder &b, ValueRange kept) {
     auto index = [&](ValueRange red) {
       SmallVector<Value> idx;
       unsigned k = 0, r = 0;
@@ -220,7 +225,8 @@ LogicalResult lowerLrn(PortableOp &p) {
   shapeBuffers(b, p);
   Value x = view(b, p.operands[0], {n, c, s});
   Value y = view(b, p.results[0], {n, c, s});
-  loops(b, {n, c, s}, [&](Builder &b, ValueRange ivs) {
+  // Each output element reads only X: parallel.
+  parallelLoops(b, {n, c, s}, [&](Builder &b, ValueRange ivs) {
     Value i = ivs[0], ch = ivs[1], j = ivs[2];
     Value lo = b.create<arith::MaxSIOp>(
         b.create<arith::SubIOp>(ch, cIndex(b, before)), cIndex(b, 0));

@@ -242,64 +242,71 @@ void emitReduceBlocked(Builder &b, const Reduction &r) {
   int64_t inner = r.dims.back();
   ArrayRef<bool> mask = ArrayRef<bool>(r.mask).drop_back();
   ArrayRef<int64_t> outerKept = ArrayRef<int64_t>(r.keptDims).drop_back();
-  loops(b, outerKept, [&](Builder &b, ValueRange kept) {
-    blocks(b, inner, [&](Builder &b, Value i0, Value n) {
-      auto at = [&](Builder &b, ValueRange red, Value ii) {
-        SmallVector<Value> idx = inputIndex(mask, kept, red);
-        idx.push_back(b.create<arith::AddIOp>(i0, ii));
-        return load(b, r.x, idx);
-      };
-      auto storeOut = [&](Builder &b, Value v, Value ii) {
-        SmallVector<Value> idx(kept.begin(), kept.end());
-        idx.push_back(b.create<arith::AddIOp>(i0, ii));
-        store(b, v, r.y, idx);
-      };
-      // fn(ii) over the block for every index of the reduced dims.
-      auto overReduced = [&](auto &&fn) {
-        loops(b, r.redDims, [&](Builder &b, ValueRange red) {
-          each(b, n, [&](Builder &b, Value ii) { fn(b, red, ii); });
-        });
-      };
-      if (k == RK::LogSumExp) {
-        Type f64 = b.getF64Type();
-        SmallVector<Value> s = scratch(b, {f64, f64});
-        Value mx = s[0], sum = s[1];
+  // The accumulators of a block: max and sum for log_sum_exp, else one.
+  SmallVector<Type> accTypes;
+  if (k == RK::LogSumExp)
+    accTypes.assign(2, b.getF64Type());
+  else
+    accTypes.push_back(accType(b, k, e));
+  // The blocks are independent, each with its accumulators in its own
+  // arrays (parallelBlocks): parallel.
+  parallelBlocks(
+      b, outerKept, inner, accTypes,
+      [&](Builder &b, ValueRange kept, Value i0, Value n, ArrayRef<Value> s) {
+        auto at = [&](Builder &b, ValueRange red, Value ii) {
+          SmallVector<Value> idx = inputIndex(mask, kept, red);
+          idx.push_back(b.create<arith::AddIOp>(i0, ii));
+          return load(b, r.x, idx);
+        };
+        auto storeOut = [&](Builder &b, Value v, Value ii) {
+          SmallVector<Value> idx(kept.begin(), kept.end());
+          idx.push_back(b.create<arith::AddIOp>(i0, ii));
+          store(b, v, r.y, idx);
+        };
+        // fn(ii) over the block for every index of the reduced dims.
+        auto overReduced = [&](auto &&fn) {
+          loops(b, r.redDims, [&](Builder &b, ValueRange red) {
+            each(b, n, [&](Builder &b, Value ii) { fn(b, red, ii); });
+          });
+        };
+        if (k == RK::LogSumExp) {
+          Value mx = s[0], sum = s[1];
+          each(b, n, [&](Builder &b, Value ii) {
+            store(b, cF64(b, -std::numeric_limits<double>::infinity()), mx, ii);
+          });
+          overReduced([&](Builder &b, ValueRange red, Value ii) {
+            Value v = toF64(b, at(b, red, ii), e);
+            store(b, nanMax(b, load(b, mx, ii), v), mx, ii);
+          });
+          each(b, n, [&](Builder &b, Value ii) {
+            store(b, finiteShift(b, load(b, mx, ii)), mx, ii);
+            store(b, cF64(b, 0.0), sum, ii);
+          });
+          overReduced([&](Builder &b, ValueRange red, Value ii) {
+            Value d = b.create<arith::SubFOp>(toF64(b, at(b, red, ii), e),
+                                              load(b, mx, ii));
+            store(b, accAdd(b, load(b, sum, ii), b.create<math::ExpOp>(d)), sum,
+                  ii);
+          });
+          each(b, n, [&](Builder &b, Value ii) {
+            Value v = b.create<arith::AddFOp>(
+                load(b, mx, ii), b.create<math::LogOp>(load(b, sum, ii)));
+            storeOut(b, fromF64(b, v, e), ii);
+          });
+          return;
+        }
+        Value acc = s[0];
         each(b, n, [&](Builder &b, Value ii) {
-          store(b, cF64(b, -std::numeric_limits<double>::infinity()), mx, ii);
+          store(b, identity(b, k, e), acc, ii);
         });
         overReduced([&](Builder &b, ValueRange red, Value ii) {
-          Value v = toF64(b, at(b, red, ii), e);
-          store(b, nanMax(b, load(b, mx, ii), v), mx, ii);
+          store(b, step(b, k, e, load(b, acc, ii), at(b, red, ii)), acc, ii);
         });
+        int64_t count = numElements(r.redDims);
         each(b, n, [&](Builder &b, Value ii) {
-          store(b, finiteShift(b, load(b, mx, ii)), mx, ii);
-          store(b, cF64(b, 0.0), sum, ii);
+          storeOut(b, finish(b, k, e, load(b, acc, ii), count), ii);
         });
-        overReduced([&](Builder &b, ValueRange red, Value ii) {
-          Value d = b.create<arith::SubFOp>(toF64(b, at(b, red, ii), e),
-                                            load(b, mx, ii));
-          store(b, accAdd(b, load(b, sum, ii), b.create<math::ExpOp>(d)), sum,
-                ii);
-        });
-        each(b, n, [&](Builder &b, Value ii) {
-          Value v = b.create<arith::AddFOp>(
-              load(b, mx, ii), b.create<math::LogOp>(load(b, sum, ii)));
-          storeOut(b, fromF64(b, v, e), ii);
-        });
-        return;
-      }
-      Value acc = scratch(b, {accType(b, k, e)})[0];
-      each(b, n,
-           [&](Builder &b, Value ii) { store(b, identity(b, k, e), acc, ii); });
-      overReduced([&](Builder &b, ValueRange red, Value ii) {
-        store(b, step(b, k, e, load(b, acc, ii), at(b, red, ii)), acc, ii);
       });
-      int64_t count = numElements(r.redDims);
-      each(b, n, [&](Builder &b, Value ii) {
-        storeOut(b, finish(b, k, e, load(b, acc, ii), count), ii);
-      });
-    });
-  });
 }
 
 /// Reduces the dims of `x` marked in `mask` into `y` (keepdims or not: y

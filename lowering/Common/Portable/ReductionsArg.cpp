@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParallelLoops.h"
 #include "ReductionsSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -76,40 +77,42 @@ template <bool IsMax> LogicalResult lowerArg(PortableOp &p) {
   Type i64 = b.getI64Type();
   if (inner >= kMinBlockedInner) {
     // Blocks of the contiguous inner dim; the best value so far lives in
-    // scratch, its index in y.
+    // the block's own state array (parallelBlocks), its index in y:
+    // independent, parallel.
     Type ct = e.isFloat ? computeFloatType(e) : e.storage;
-    loops(b, {outer}, [&](Builder &b, ValueRange o) {
-      blocks(b, inner, [&](Builder &b, Value i0, Value n) {
-        Value best = scratch(b, {ct})[0];
-        auto at = [&](Builder &b, Value k, Value ii) {
-          Value i = b.create<arith::AddIOp>(i0, ii);
-          return toCompute(b, load(b, x, {o[0], k, i}), e);
-        };
-        auto out = [&](Builder &b, Value ii) -> SmallVector<Value> {
-          return {o[0], b.create<arith::AddIOp>(i0, ii)};
-        };
-        each(b, n, [&](Builder &b, Value ii) {
-          store(b, at(b, cIndex(b, 0), ii), best, ii);
-          store(b, cInt(b, i64, 0), y, out(b, ii));
-        });
-        loop(b, cIndex(b, 1), cIndex(b, len), {},
-             [&](Builder &b, ValueRange k, ValueRange) {
-               Value kk = b.create<arith::IndexCastOp>(i64, k[0]);
-               each(b, n, [&](Builder &b, Value ii) {
-                 Value v = at(b, k[0], ii), cur = load(b, best, ii);
-                 Value take = takeArg(b, e, IsMax, last, v, cur);
-                 store(b, b.create<arith::SelectOp>(take, v, cur), best, ii);
-                 SmallVector<Value> yi = out(b, ii);
-                 store(b, b.create<arith::SelectOp>(take, kk, load(b, y, yi)),
-                       y, yi);
+    parallelBlocks(
+        b, {outer}, inner, {ct},
+        [&](Builder &b, ValueRange o, Value i0, Value n, ArrayRef<Value> tmp) {
+          Value best = tmp[0];
+          auto at = [&](Builder &b, Value k, Value ii) {
+            Value i = b.create<arith::AddIOp>(i0, ii);
+            return toCompute(b, load(b, x, {o[0], k, i}), e);
+          };
+          auto out = [&](Builder &b, Value ii) -> SmallVector<Value> {
+            return {o[0], b.create<arith::AddIOp>(i0, ii)};
+          };
+          each(b, n, [&](Builder &b, Value ii) {
+            store(b, at(b, cIndex(b, 0), ii), best, ii);
+            store(b, cInt(b, i64, 0), y, out(b, ii));
+          });
+          loop(b, cIndex(b, 1), cIndex(b, len), {},
+               [&](Builder &b, ValueRange k, ValueRange) {
+                 Value kk = b.create<arith::IndexCastOp>(i64, k[0]);
+                 each(b, n, [&](Builder &b, Value ii) {
+                   Value v = at(b, k[0], ii), cur = load(b, best, ii);
+                   Value take = takeArg(b, e, IsMax, last, v, cur);
+                   store(b, b.create<arith::SelectOp>(take, v, cur), best, ii);
+                   SmallVector<Value> yi = out(b, ii);
+                   store(b, b.create<arith::SelectOp>(take, kk, load(b, y, yi)),
+                         y, yi);
+                 });
+                 return SmallVector<Value>{};
                });
-               return SmallVector<Value>{};
-             });
-      });
-    });
+        });
     return success();
   }
-  loops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
+  // Each (outer, inner) position scans its own row: parallel.
+  parallelLoops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
     Value o = oi[0], i = oi[1];
     Value first = toCompute(b, load(b, x, {o, cIndex(b, 0), i}), e);
     SmallVector<Value> r =
@@ -161,31 +164,33 @@ void emitCumSum(Builder &b, const Elem &e, Value xBuf, Value yBuf,
                    : k;
   };
   if (inner >= kMinBlockedInner) {
-    // Blocks of the contiguous inner dim, running sums in scratch.
-    loops(b, {outer}, [&](Builder &b, ValueRange o) {
-      blocks(b, inner, [&](Builder &b, Value i0, Value n) {
-        Value acc = scratch(b, {accT})[0];
-        each(b, n, [&](Builder &b, Value ii) {
-          store(b, e.isFloat ? cF64(b, 0.0) : cInt(b, accT, 0), acc, ii);
-        });
-        loop(b, cIndex(b, 0), cIndex(b, len), {},
-             [&](Builder &b, ValueRange k, ValueRange) {
-               Value kk = axisIndex(b, k[0]);
-               each(b, n, [&](Builder &b, Value ii) {
-                 SmallVector<Value> idx{o[0], kk,
-                                        b.create<arith::AddIOp>(i0, ii)};
-                 Value a = load(b, acc, ii);
-                 Value next = add(b, a, toAcc(b, load(b, x, idx)));
-                 store(b, toStorage(b, exclusive ? a : next), y, idx);
-                 store(b, next, acc, ii);
+    // Blocks of the contiguous inner dim, the running sums in the block's
+    // own state array (parallelBlocks): independent, parallel.
+    parallelBlocks(
+        b, {outer}, inner, {accT},
+        [&](Builder &b, ValueRange o, Value i0, Value n, ArrayRef<Value> tmp) {
+          Value acc = tmp[0];
+          each(b, n, [&](Builder &b, Value ii) {
+            store(b, e.isFloat ? cF64(b, 0.0) : cInt(b, accT, 0), acc, ii);
+          });
+          loop(b, cIndex(b, 0), cIndex(b, len), {},
+               [&](Builder &b, ValueRange k, ValueRange) {
+                 Value kk = axisIndex(b, k[0]);
+                 each(b, n, [&](Builder &b, Value ii) {
+                   SmallVector<Value> idx{o[0], kk,
+                                          b.create<arith::AddIOp>(i0, ii)};
+                   Value a = load(b, acc, ii);
+                   Value next = add(b, a, toAcc(b, load(b, x, idx)));
+                   store(b, toStorage(b, exclusive ? a : next), y, idx);
+                   store(b, next, acc, ii);
+                 });
+                 return SmallVector<Value>{};
                });
-               return SmallVector<Value>{};
-             });
-      });
-    });
+        });
     return;
   }
-  loops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
+  // Each (outer, inner) row carries its own running sum: parallel.
+  parallelLoops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
     Value o = oi[0], i = oi[1];
     Value init = e.isFloat ? cF64(b, 0.0) : cInt(b, accT, 0);
     loop(b, cIndex(b, 0), cIndex(b, len), {init},
@@ -300,42 +305,47 @@ LogicalResult lowerTopK(PortableOp &p) {
   Value idxs = view(b, p.results[1], {outer, k, inner});
   Type i64 = b.getI64Type();
   auto keyOf = [&](Builder &b, Value v) { return toCompute(b, v, e); };
-  loops(b, {outer, inner, len}, [&](Builder &b, ValueRange ivs) {
-    Value o = ivs[0], i = ivs[1], t = ivs[2];
-    Value v = load(b, x, {o, t, i});
-    Value key = keyOf(b, v);
-    Value kc = cIndex(b, k);
-    Value cnt = b.create<arith::MinSIOp>(t, kc);
-    Value zero = cIndex(b, 0);
-    // Position = number of entries the new element does not beat.
-    Value pos = loop(
-        b, zero, cnt, {zero}, [&](Builder &b, ValueRange q, ValueRange acc) {
-          Value old = keyOf(b, load(b, vals, {o, q[0], i}));
-          Value beats =
-              largest ? keyLess(b, e, old, key) : keyLess(b, e, key, old);
-          Value add =
-              b.create<arith::SelectOp>(beats, cIndex(b, 0), cIndex(b, 1));
-          return SmallVector<Value>{b.create<arith::AddIOp>(acc[0], add)};
-        })[0];
-    Value fits = b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, pos, kc);
-    ifThenElse(
-        b, fits,
-        [&](Builder &b) {
-          // Shift slots [pos, last) to [pos + 1, last], last = min(cnt, k-1).
-          Value lastSlot = b.create<arith::MinSIOp>(cnt, cIndex(b, k - 1));
-          Value n = b.create<arith::SubIOp>(lastSlot, pos);
-          loop(b, cIndex(b, 0), n, {},
-               [&](Builder &b, ValueRange r, ValueRange) {
-                 Value q = b.create<arith::SubIOp>(lastSlot, r[0]);
-                 Value qp = b.create<arith::SubIOp>(q, cIndex(b, 1));
-                 store(b, load(b, vals, {o, qp, i}), vals, {o, q, i});
-                 store(b, load(b, idxs, {o, qp, i}), idxs, {o, q, i});
-                 return SmallVector<Value>{};
-               });
-          store(b, v, vals, {o, pos, i});
-          store(b, b.create<arith::IndexCastOp>(i64, t), idxs, {o, pos, i});
-        },
-        nullptr);
+  // The rows (outer, inner) are independent: parallel. The insertions
+  // along a row depend on the ones before: a serial loop inside.
+  parallelLoops(b, {outer, inner}, [&](Builder &b, ValueRange oi) {
+    Value o = oi[0], i = oi[1];
+    loops(b, {len}, [&](Builder &b, ValueRange tv) {
+      Value t = tv[0];
+      Value v = load(b, x, {o, t, i});
+      Value key = keyOf(b, v);
+      Value kc = cIndex(b, k);
+      Value cnt = b.create<arith::MinSIOp>(t, kc);
+      Value zero = cIndex(b, 0);
+      // Position = number of entries the new element does not beat.
+      Value pos = loop(
+          b, zero, cnt, {zero}, [&](Builder &b, ValueRange q, ValueRange acc) {
+            Value old = keyOf(b, load(b, vals, {o, q[0], i}));
+            Value beats =
+                largest ? keyLess(b, e, old, key) : keyLess(b, e, key, old);
+            Value add =
+                b.create<arith::SelectOp>(beats, cIndex(b, 0), cIndex(b, 1));
+            return SmallVector<Value>{b.create<arith::AddIOp>(acc[0], add)};
+          })[0];
+      Value fits = b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, pos, kc);
+      ifThenElse(
+          b, fits,
+          [&](Builder &b) {
+            // Shift slots [pos, last) to [pos + 1, last], last = min(cnt, k-1).
+            Value lastSlot = b.create<arith::MinSIOp>(cnt, cIndex(b, k - 1));
+            Value n = b.create<arith::SubIOp>(lastSlot, pos);
+            loop(b, cIndex(b, 0), n, {},
+                 [&](Builder &b, ValueRange r, ValueRange) {
+                   Value q = b.create<arith::SubIOp>(lastSlot, r[0]);
+                   Value qp = b.create<arith::SubIOp>(q, cIndex(b, 1));
+                   store(b, load(b, vals, {o, qp, i}), vals, {o, q, i});
+                   store(b, load(b, idxs, {o, qp, i}), idxs, {o, q, i});
+                   return SmallVector<Value>{};
+                 });
+            store(b, v, vals, {o, pos, i});
+            store(b, b.create<arith::IndexCastOp>(i64, t), idxs, {o, pos, i});
+          },
+          nullptr);
+    });
   });
   return success();
 }

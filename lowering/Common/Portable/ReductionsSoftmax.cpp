@@ -111,85 +111,88 @@ void emitBlocked(Builder &b, SK kind, const Elem &e, Value x, Value y,
   Type ct = computeFloatType(e);
   bool keepExp = e.storage == ct;
   Type i64 = b.getI64Type(), f64 = b.getF64Type();
-  loops(b, {outer}, [&](Builder &b, ValueRange o) {
-    blocks(b, inner, [&](Builder &b, Value i0, Value n) {
-      SmallVector<Value> s = scratch(b, {ct, f64, i64});
-      Value mx = s[0], sum = s[1], arg = s[2];
-      auto idx = [&](Builder &b, Value k, Value ii) -> SmallVector<Value> {
-        return {o[0], k, b.create<arith::AddIOp>(i0, ii)};
-      };
-      auto at = [&](Builder &b, Value k, Value ii) {
-        return toCompute(b, load(b, x, idx(b, k, ii)), e);
-      };
-      // fn(k, ii) over the block for k in [from, len).
-      auto forKI = [&](int64_t from, auto &&fn) {
-        loop(b, cIndex(b, from), cIndex(b, len), {},
-             [&](Builder &b, ValueRange k, ValueRange) {
-               each(b, n, [&](Builder &b, Value ii) { fn(b, k[0], ii); });
-               return SmallVector<Value>{};
-             });
-      };
-      each(b, n, [&](Builder &b, Value ii) {
-        store(b, at(b, cIndex(b, 0), ii), mx, ii);
-        store(b, cInt(b, i64, 0), arg, ii);
-        store(b, cF64(b, 0.0), sum, ii);
-      });
-      forKI(1, [&](Builder &b, Value k, Value ii) {
-        Value v = at(b, k, ii), m = load(b, mx, ii);
-        Value gt = b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, v, m);
-        store(b, b.create<arith::SelectOp>(gt, v, m), mx, ii);
-        if (kind == SK::Hardmax) {
-          Value kk = b.create<arith::IndexCastOp>(i64, k);
-          store(b, b.create<arith::SelectOp>(gt, kk, load(b, arg, ii)), arg,
-                ii);
-        }
-      });
-      if (kind == SK::Hardmax) {
-        Value one = cFloat(b, e.storage, 1.0), nil = cFloat(b, e.storage, 0.0);
-        forKI(0, [&](Builder &b, Value k, Value ii) {
-          Value kk = b.create<arith::IndexCastOp>(i64, k);
-          Value hit = b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, kk,
-                                              load(b, arg, ii));
-          store(b, b.create<arith::SelectOp>(hit, one, nil), y, idx(b, k, ii));
+  // The blocks are independent, each with its state in its own arrays
+  // (parallelBlocks): parallel.
+  parallelBlocks(
+      b, {outer}, inner, {ct, f64, i64},
+      [&](Builder &b, ValueRange o, Value i0, Value n, ArrayRef<Value> s) {
+        Value mx = s[0], sum = s[1], arg = s[2];
+        auto idx = [&](Builder &b, Value k, Value ii) -> SmallVector<Value> {
+          return {o[0], k, b.create<arith::AddIOp>(i0, ii)};
+        };
+        auto at = [&](Builder &b, Value k, Value ii) {
+          return toCompute(b, load(b, x, idx(b, k, ii)), e);
+        };
+        // fn(k, ii) over the block for k in [from, len).
+        auto forKI = [&](int64_t from, auto &&fn) {
+          loop(b, cIndex(b, from), cIndex(b, len), {},
+               [&](Builder &b, ValueRange k, ValueRange) {
+                 each(b, n, [&](Builder &b, Value ii) { fn(b, k[0], ii); });
+                 return SmallVector<Value>{};
+               });
+        };
+        each(b, n, [&](Builder &b, Value ii) {
+          store(b, at(b, cIndex(b, 0), ii), mx, ii);
+          store(b, cInt(b, i64, 0), arg, ii);
+          store(b, cF64(b, 0.0), sum, ii);
         });
-        return;
-      }
-      auto expAt = [&](Builder &b, Value k, Value ii) -> Value {
-        return b.create<math::ExpOp>(
-            b.create<arith::SubFOp>(at(b, k, ii), load(b, mx, ii)));
-      };
-      bool store2 = kind == SK::Softmax && keepExp;
-      forKI(0, [&](Builder &b, Value k, Value ii) {
-        Value ex = expAt(b, k, ii);
-        if (store2)
-          store(b, ex, y, idx(b, k, ii));
-        store(b, accAdd(b, load(b, sum, ii), toF64(b, ex, e)), sum, ii);
-      });
-      // sum becomes 1 / sum (softmax) or log(sum) (log_softmax).
-      each(b, n, [&](Builder &b, Value ii) {
-        Value v = load(b, sum, ii);
-        v = kind == SK::Softmax
-                ? b.create<arith::DivFOp>(cF64(b, 1.0), v).getResult()
-                : b.create<math::LogOp>(v).getResult();
-        store(b, v, sum, ii);
-      });
-      forKI(0, [&](Builder &b, Value k, Value ii) {
-        Value r;
-        if (kind == SK::Softmax) {
-          Value inv = load(b, sum, ii);
-          if (ct != inv.getType())
-            inv = b.create<arith::TruncFOp>(ct, inv);
-          Value ex = keepExp ? load(b, y, idx(b, k, ii)) : expAt(b, k, ii);
-          r = fromCompute(b, b.create<arith::MulFOp>(ex, inv), e);
-        } else {
-          Value d = toF64(
-              b, b.create<arith::SubFOp>(at(b, k, ii), load(b, mx, ii)), e);
-          r = fromF64(b, b.create<arith::SubFOp>(d, load(b, sum, ii)), e);
+        forKI(1, [&](Builder &b, Value k, Value ii) {
+          Value v = at(b, k, ii), m = load(b, mx, ii);
+          Value gt = b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, v, m);
+          store(b, b.create<arith::SelectOp>(gt, v, m), mx, ii);
+          if (kind == SK::Hardmax) {
+            Value kk = b.create<arith::IndexCastOp>(i64, k);
+            store(b, b.create<arith::SelectOp>(gt, kk, load(b, arg, ii)), arg,
+                  ii);
+          }
+        });
+        if (kind == SK::Hardmax) {
+          Value one = cFloat(b, e.storage, 1.0),
+                nil = cFloat(b, e.storage, 0.0);
+          forKI(0, [&](Builder &b, Value k, Value ii) {
+            Value kk = b.create<arith::IndexCastOp>(i64, k);
+            Value hit = b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, kk,
+                                                load(b, arg, ii));
+            store(b, b.create<arith::SelectOp>(hit, one, nil), y,
+                  idx(b, k, ii));
+          });
+          return;
         }
-        store(b, r, y, idx(b, k, ii));
+        auto expAt = [&](Builder &b, Value k, Value ii) -> Value {
+          return b.create<math::ExpOp>(
+              b.create<arith::SubFOp>(at(b, k, ii), load(b, mx, ii)));
+        };
+        bool store2 = kind == SK::Softmax && keepExp;
+        forKI(0, [&](Builder &b, Value k, Value ii) {
+          Value ex = expAt(b, k, ii);
+          if (store2)
+            store(b, ex, y, idx(b, k, ii));
+          store(b, accAdd(b, load(b, sum, ii), toF64(b, ex, e)), sum, ii);
+        });
+        // sum becomes 1 / sum (softmax) or log(sum) (log_softmax).
+        each(b, n, [&](Builder &b, Value ii) {
+          Value v = load(b, sum, ii);
+          v = kind == SK::Softmax
+                  ? b.create<arith::DivFOp>(cF64(b, 1.0), v).getResult()
+                  : b.create<math::LogOp>(v).getResult();
+          store(b, v, sum, ii);
+        });
+        forKI(0, [&](Builder &b, Value k, Value ii) {
+          Value r;
+          if (kind == SK::Softmax) {
+            Value inv = load(b, sum, ii);
+            if (ct != inv.getType())
+              inv = b.create<arith::TruncFOp>(ct, inv);
+            Value ex = keepExp ? load(b, y, idx(b, k, ii)) : expAt(b, k, ii);
+            r = fromCompute(b, b.create<arith::MulFOp>(ex, inv), e);
+          } else {
+            Value d = toF64(
+                b, b.create<arith::SubFOp>(at(b, k, ii), load(b, mx, ii)), e);
+            r = fromF64(b, b.create<arith::SubFOp>(d, load(b, sum, ii)), e);
+          }
+          store(b, r, y, idx(b, k, ii));
+        });
       });
-    });
-  });
 }
 
 template <SK K> LogicalResult lowerSoftmax(PortableOp &p) {

@@ -360,41 +360,43 @@ SmallVector<Value> loop(Builder &b, Value lb, Value ub, ValueRange init,
                             forOp.getResults().end());
 }
 
-/// Bytes of the shared scratch buffer: three arrays of kBlock 8-byte
-/// elements, each 64-byte aligned.
-constexpr int64_t kScratchBytes = 3 * kBlock * 8;
-constexpr llvm::StringLiteral kScratchAttr = "mlcc.reduction_scratch";
-
-/// The family's scratch buffer of the function around the insertion point,
-/// created at the start of its entry block on first use (so it is one
-/// static stack slot even when the op is lowered inside a loop).
-static Value scratchBuffer(Builder &b) {
-  Operation *fn = b.getInsertionBlock()->getParentOp();
-  while (fn && !isa<FunctionOpInterface>(fn))
-    fn = fn->getParentOp();
-  Block *entry = fn ? &fn->getRegion(0).front() : b.getInsertionBlock();
-  for (Operation &op : *entry)
-    if (op.hasAttr(kScratchAttr))
-      return op.getResult(0);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(entry);
-  auto type = MemRefType::get({kScratchBytes}, b.getI8Type());
-  auto alloca = b.create<memref::AllocaOp>(type, b.getI64IntegerAttr(64));
-  alloca->setAttr(kScratchAttr, b.getUnitAttr());
-  return alloca;
-}
-
-SmallVector<Value> scratch(Builder &b, ArrayRef<Type> types, int64_t n) {
-  Value buf = scratchBuffer(b);
-  SmallVector<Value> views;
-  int64_t offset = 0;
-  for (Type t : types) {
-    views.push_back(b.create<memref::ViewOp>(MemRefType::get({n}, t), buf,
-                                             cIndex(b, offset), ValueRange{}));
-    offset += kBlock * 8;
-  }
-  assert(offset <= kScratchBytes && n <= kBlock && "scratch overflow");
-  return views;
+void parallelBlocks(Builder &b, llvm::ArrayRef<int64_t> outer, int64_t inner,
+                    llvm::ArrayRef<mlir::Type> types,
+                    llvm::function_ref<void(
+                        Builder &, mlir::ValueRange outerIvs, mlir::Value i0,
+                        mlir::Value n, llvm::ArrayRef<mlir::Value> state)>
+                        body) {
+  llvm::SmallVector<int64_t> dims(outer.begin(), outer.end());
+  dims.push_back((inner + kBlock - 1) / kBlock);
+  int64_t iterations = numElements(dims);
+  if (iterations == 0)
+    return;
+  llvm::SmallVector<mlir::Value> buffers;
+  for (mlir::Type t : types)
+    buffers.push_back(b.create<mlir::memref::AllocOp>(
+        mlir::MemRefType::get({iterations * kBlock}, t),
+        b.getI64IntegerAttr(64)));
+  parallelLoops(b, dims, [&](Builder &b, mlir::ValueRange ivs) {
+    mlir::Value i0 =
+        b.create<mlir::arith::MulIOp>(ivs.back(), cIndex(b, kBlock));
+    mlir::Value rest = b.create<mlir::arith::SubIOp>(cIndex(b, inner), i0);
+    mlir::Value n = b.create<mlir::arith::MinSIOp>(rest, cIndex(b, kBlock));
+    // The iteration's row: its linear index (last dim fastest) * kBlock.
+    mlir::Value row = cIndex(b, 0);
+    for (auto [iv, d] : llvm::zip(ivs, dims))
+      row = b.create<mlir::arith::AddIOp>(
+          b.create<mlir::arith::MulIOp>(row, cIndex(b, d)), iv);
+    mlir::Value offset = b.create<mlir::arith::MulIOp>(row, cIndex(b, kBlock));
+    llvm::SmallVector<mlir::Value> state;
+    for (mlir::Value buf : buffers)
+      state.push_back(b.create<mlir::memref::SubViewOp>(
+          buf, llvm::ArrayRef<mlir::OpFoldResult>{offset},
+          llvm::ArrayRef<mlir::OpFoldResult>{b.getIndexAttr(kBlock)},
+          llvm::ArrayRef<mlir::OpFoldResult>{b.getIndexAttr(1)}));
+    body(b, ivs.drop_back(), i0, n, state);
+  });
+  for (mlir::Value buf : buffers)
+    b.create<mlir::memref::DeallocOp>(buf);
 }
 
 void blocks(Builder &b, int64_t inner,

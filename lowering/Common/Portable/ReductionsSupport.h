@@ -5,17 +5,20 @@
 // access, element-type conversions that follow the reference kernels
 // (floats accumulate in double, f16/bf16 compute in f32, integers in 64
 // bits), buffer views and scf loop nests. Everything is emitted as plain
-// scf.for + memref.load/store loops; the only temporary memory is one small
-// stack buffer per function for the blocked loop forms (see scratch()).
+// scf loops with memref.load/store: scf.parallel (ParallelLoops.h) over the
+// independent outer dims, scf.for inside; the only temporary memory is the
+// per-block state arrays of the blocked loop forms (parallelBlocks()).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MLCC_LOWERING_COMMON_PORTABLE_REDUCTIONSSUPPORT_H
 #define MLCC_LOWERING_COMMON_PORTABLE_REDUCTIONSSUPPORT_H
 
+#include "ParallelLoops.h"
 #include "PortableLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -165,17 +168,26 @@ constexpr int64_t kBlock = 256;
 /// Inner sizes from which the blocked form pays off.
 constexpr int64_t kMinBlockedInner = 16;
 
-/// Scratch arrays of `n` (<= kBlock) elements, one per type (at most three
-/// 8-byte types): views into one stack buffer at the start of the
-/// enclosing function, shared by all lowerings of this family (each op
-/// uses it only while it runs).
-llvm::SmallVector<mlir::Value>
-scratch(Builder &b, llvm::ArrayRef<mlir::Type> types, int64_t n = kBlock);
-
 /// for (i0 = 0; i0 < inner; i0 += kBlock) body(i0, min(kBlock, inner - i0))
 void blocks(
     Builder &b, int64_t inner,
     llvm::function_ref<void(Builder &, mlir::Value i0, mlir::Value n)> body);
+
+/// The blocked form with independent blocks: one scf.parallel over the
+/// dims `outer` and the blocks of the contiguous `inner` dim; iteration
+/// (outer ivs, block) runs body(outer ivs, i0, n, state) for the elements
+/// [i0, i0 + n) of its block. Its state arrays (kBlock elements of each of
+/// `types`) are its own rows of buffers made once for the whole nest, not
+/// the shared scratch(): nothing is shared between iterations, so the nest
+/// may be split over threads (the pool, a device's). A temporary made
+/// inside the body would not do: the host makes it one arena slot for all
+/// iterations.
+void parallelBlocks(Builder &b, llvm::ArrayRef<int64_t> outer, int64_t inner,
+                    llvm::ArrayRef<mlir::Type> types,
+                    llvm::function_ref<void(
+                        Builder &, mlir::ValueRange outerIvs, mlir::Value i0,
+                        mlir::Value n, llvm::ArrayRef<mlir::Value> state)>
+                        body);
 
 /// fn(ii) for ii in [0, n) (n an index value).
 void each(Builder &b, mlir::Value n,

@@ -20,6 +20,7 @@
 #ifndef MLCC_MODEL_H
 #define MLCC_MODEL_H
 
+#include "mlcc/device.h"
 #include "mlcc/status.h"
 #include "mlcc/tensor.h"
 #include "mlcc/threadpool.h"
@@ -31,7 +32,7 @@ MLCC_EXTERN_C_BEGIN
 
 /// The descriptor layout this runtime understands. A model compiled for
 /// another version is rejected with MLCC_UNSUPPORTED, never misread.
-#define MLCC_MODEL_ABI_VERSION 3
+#define MLCC_MODEL_ABI_VERSION 4
 
 /// One input or output of a model. 32 bytes on 64-bit targets.
 typedef struct mlcc_model_tensor_desc {
@@ -57,6 +58,10 @@ typedef struct mlcc_model_tensor_desc {
 /// has already checked against the descriptor. `pool` may be NULL. Returns
 /// MLCC_OK, or a status for a data-dependent error (an index out of range)
 /// after recording its message.
+/// For a device model (mlcc_model_desc::device) the five arguments are
+/// device addresses instead (see mlcc_device_queue_launch) and `pool` is
+/// the run's device queue: the entry only computes addresses and calls the
+/// queue functions below.
 typedef int32_t (*mlcc_model_entry_fn)(void *arena, const void *weights,
                                        const void *const *inputs,
                                        void *const *outputs,
@@ -72,7 +77,19 @@ typedef struct mlcc_model_variant {
   mlcc_model_entry_fn entry;
 } mlcc_model_variant;
 
-/// A compiled model, as its object file defines it. 88 bytes.
+/// A device model's kernels and weights (`mlcc compile --target vulkan`).
+/// 32 bytes.
+typedef struct mlcc_device_program {
+  uint32_t api; ///< an mlcc_device_api value
+  uint32_t num_kernels;
+  const mlcc_device_kernel_desc *kernels;
+  /// weights_bytes of data uploaded once at create time; NULL for a model
+  /// with a weights file, whose data is uploaded instead.
+  const void *weights;
+  uint64_t weights_bytes;
+} mlcc_device_program;
+
+/// A compiled model, as its object file defines it. 96 bytes.
 /// With num_variants == 0 every dim is static and `entry` runs the model.
 /// Otherwise `entry` is NULL, the tensors' dynamic dims are -1, and a run
 /// takes the first variant whose input dims are the caller's; arena_bytes
@@ -97,6 +114,12 @@ typedef struct mlcc_model_desc {
   /// With outputs that have max_dims: where in the arena the entry leaves
   /// every output's dims after a run (int64_t each, outputs in order).
   uint64_t output_dims_offset;
+  /// NULL for a CPU model. Else the model runs on a device: mlcc_model_create
+  /// opens one (mlcc_device_open with no selector: the MLCC_DEVICE
+  /// environment variable chooses), makes the kernels' pipelines, uploads
+  /// the weights, and keeps the arena, inputs and outputs in device
+  /// buffers; each run copies the inputs in and the outputs out.
+  const mlcc_device_program *device;
 } mlcc_model_desc;
 
 /// The header of a weights file (`mlcc compile --weights external`): 64
@@ -187,6 +210,28 @@ MLCC_API void mlcc_model_output_dims(const mlcc_model_desc *desc,
 /// "(no message)"). MLCC_OK is not a failure: it is recorded and returned as
 /// MLCC_INTERNAL, so a run never reports success with unfinished outputs.
 MLCC_API int32_t mlcc_model_fail(int32_t status, const char *message);
+
+/// Called by a device model's entry: records a launch of kernel `kernel`
+/// of the program with groups_x x groups_y x groups_z workgroups, buffers
+/// at `addresses` (bindings 1..num_addresses) and `params` at binding 0.
+/// An address is a device address: region r (0 the arena, 1 the weights,
+/// then each input, then each output) at byte `offset` is
+/// ((r + 1) << 40) + offset. A failure is kept in the queue (later calls do
+/// nothing) and is the run's status.
+MLCC_API void mlcc_device_queue_launch(void *queue, int32_t kernel,
+                                       int32_t groups_x, int32_t groups_y,
+                                       int32_t groups_z,
+                                       const uint64_t *addresses,
+                                       int32_t num_addresses,
+                                       const uint32_t *params,
+                                       int32_t num_params);
+
+/// Called by a device model's entry where host code needs a value the
+/// device computed (a loop's condition): runs what was launched so far and
+/// copies `bytes` at device address `address` to `dst` (zeros after a
+/// failure).
+MLCC_API void mlcc_device_queue_read(void *queue, uint64_t address, void *dst,
+                                     uint64_t bytes);
 
 MLCC_EXTERN_C_END
 

@@ -35,6 +35,9 @@ typedef enum mlcc_status {
   MLCC_UNSUPPORTED = 6,
   /// A failure of the system (thread creation) or a bug in mlcc.
   MLCC_INTERNAL = 7,
+  /// A device model found no device to run on: no GPU API loader or
+  /// driver, or no device matching the selection.
+  MLCC_NO_DEVICE = 8,
 } mlcc_status;
 
 /// A short, static, lower-case name of `status` ("shape mismatch"); unknown

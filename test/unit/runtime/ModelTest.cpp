@@ -136,7 +136,7 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_tensor_desc, rank) == 16);
   CHECK(offsetof(mlcc_model_tensor_desc, dtype) == 20);
   CHECK(offsetof(mlcc_model_tensor_desc, max_dims) == 24);
-  CHECK(sizeof(mlcc_model_desc) == 88);
+  CHECK(sizeof(mlcc_model_desc) == 96);
   CHECK(offsetof(mlcc_model_desc, abi_version) == 0);
   CHECK(offsetof(mlcc_model_desc, num_inputs) == 4);
   CHECK(offsetof(mlcc_model_desc, num_outputs) == 8);
@@ -150,10 +150,20 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_desc, weights_fingerprint) == 64);
   CHECK(offsetof(mlcc_model_desc, variants) == 72);
   CHECK(offsetof(mlcc_model_desc, output_dims_offset) == 80);
+  CHECK(offsetof(mlcc_model_desc, device) == 88);
+  CHECK(sizeof(mlcc_device_program) == 32);
+  CHECK(offsetof(mlcc_device_program, kernels) == 8);
+  CHECK(offsetof(mlcc_device_program, weights) == 16);
+  CHECK(offsetof(mlcc_device_program, weights_bytes) == 24);
+  CHECK(sizeof(mlcc_device_kernel_desc) == 40);
+  CHECK(offsetof(mlcc_device_kernel_desc, code) == 8);
+  CHECK(offsetof(mlcc_device_kernel_desc, code_bytes) == 16);
+  CHECK(offsetof(mlcc_device_kernel_desc, num_buffers) == 24);
+  CHECK(offsetof(mlcc_device_kernel_desc, workgroup_size) == 28);
   CHECK(sizeof(mlcc_model_variant) == 24);
   CHECK(offsetof(mlcc_model_variant, arena_bytes) == 8);
   CHECK(offsetof(mlcc_model_variant, entry) == 16);
-  CHECK(MLCC_MODEL_ABI_VERSION == 3);
+  CHECK(MLCC_MODEL_ABI_VERSION == 4);
   // The weights file's header, as lowering/Common/CompileModel.cpp writes it.
   CHECK(sizeof(mlcc_weights_header) == 64);
   CHECK(offsetof(mlcc_weights_header, header_bytes) == 8);
@@ -233,7 +243,7 @@ TEST_CASE("create rejects a malformed descriptor", "[runtime][model]") {
     CHECK(createFails(d) == MLCC_UNSUPPORTED);
     CHECK(lastError() ==
           "mlcc_model_create: the model was compiled for model ABI version 1, "
-          "but this runtime supports version 3; rebuild the model with a "
+          "but this runtime supports version 4; rebuild the model with a "
           "matching mlcc");
   }
   SECTION("no name") {

@@ -98,6 +98,7 @@ TEST_CASE("status strings name every code", "[runtime][status]") {
   CHECK(std::string(mlcc_status_string(MLCC_OUT_OF_RANGE)) == "out of range");
   CHECK(std::string(mlcc_status_string(MLCC_UNSUPPORTED)) == "unsupported");
   CHECK(std::string(mlcc_status_string(MLCC_INTERNAL)) == "internal error");
+  CHECK(std::string(mlcc_status_string(MLCC_NO_DEVICE)) == "no device");
   // A value from a newer model or a bad cast still gets a string.
   CHECK(std::string(mlcc_status_string(static_cast<mlcc_status>(99))) ==
         "unknown status");

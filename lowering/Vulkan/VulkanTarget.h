@@ -1,0 +1,29 @@
+//===- VulkanTarget.h - The Vulkan GPU backend ------------------*- C++ -*-===//
+//
+// --target vulkan: every op through the shared GPU kernel layer
+// (DeviceSchedule), each kernel compiled to its own SPIR-V module for
+// Vulkan 1.1 compute (Shader capability, storage buffers). The runtime's
+// Vulkan device layer (runtime/src/VulkanDevice.c) runs them; on this
+// project's machines that is Mesa's lavapipe.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_VULKAN_VULKANTARGET_H
+#define MLCC_LOWERING_VULKAN_VULKANTARGET_H
+
+#include "Target.h"
+
+#include <memory>
+
+namespace mlcc::vulkan {
+
+std::unique_ptr<lowering::Target> createVulkanTarget();
+
+/// Compiles one kernel module (DeviceBackend::compileKernel's contract) to
+/// SPIR-V words.
+mlir::LogicalResult compileSPIRVKernel(mlir::ModuleOp kernel,
+                                       lowering::DeviceKernelCode &out);
+
+} // namespace mlcc::vulkan
+
+#endif // MLCC_LOWERING_VULKAN_VULKANTARGET_H
