@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -56,6 +57,7 @@ private:
   bool hostNeeds(Value v);
   LogicalResult scheduleBlock(Block &block);
   bool usesSerial(Operation *op);
+  bool becomesHostLoop(Operation *op);
   void hoistViews(Operation *op);
   LogicalResult flush();
   LogicalResult launch(ArrayRef<Operation *> ops, bool parallel);
@@ -383,6 +385,21 @@ LogicalResult DeviceScheduler::flush() {
   return launch(ops, /*parallel=*/false);
 }
 
+// A serial loop with parallel loops inside (a recurrent op's time steps)
+// runs on the host, its parallel loops as kernels, rather than all of it
+// in one thread: when it carries no values and its bounds are constants.
+bool DeviceScheduler::becomesHostLoop(Operation *op) {
+  auto loop = dyn_cast<scf::ForOp>(op);
+  if (!loop || loop.getNumResults() != 0 || usesSerial(op) ||
+      !matchPattern(loop.getLowerBound(), m_Constant()) ||
+      !matchPattern(loop.getUpperBound(), m_Constant()) ||
+      !matchPattern(loop.getStep(), m_Constant()))
+    return false;
+  return loop.getBody()
+      ->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
 // Whether `op` (or an op inside it) uses a value the current one-thread
 // kernel computes.
 bool DeviceScheduler::usesSerial(Operation *op) {
@@ -463,6 +480,14 @@ LogicalResult DeviceScheduler::scheduleBlock(Block &block) {
         return failure();
       break;
     case OpKind::Device:
+      if (becomesHostLoop(&op)) {
+        if (failed(flush()))
+          return failure();
+        op.setAttr(kHostControlAttr, b.getUnitAttr());
+        if (failed(scheduleBlock(*cast<scf::ForOp>(op).getBody())))
+          return failure();
+        break;
+      }
       serial.push_back(&op);
       break;
     case OpKind::Host:
