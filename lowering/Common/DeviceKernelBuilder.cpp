@@ -201,29 +201,7 @@ LogicalResult KernelBuilder::serializeInnerParallels(gpu::GPUFuncOp fn) {
   return success();
 }
 
-// A thread's scratch bytes seen as typed arrays (a reduction's partial
-// sums) become one array per view: device private memory cannot be
-// reinterpreted. The views of one scratch buffer never overlap.
-static void splitScratchViews(gpu::GPUFuncOp fn) {
-  SmallVector<memref::ViewOp> views;
-  fn.walk([&](memref::ViewOp view) {
-    if (view.getSource().getDefiningOp<memref::AllocaOp>() &&
-        view.getType().hasStaticShape())
-      views.push_back(view);
-  });
-  for (memref::ViewOp view : views) {
-    auto alloca = view.getSource().getDefiningOp<memref::AllocaOp>();
-    OpBuilder b(alloca);
-    Value own = b.create<memref::AllocaOp>(view.getLoc(), view.getType());
-    view.replaceAllUsesWith(own);
-    view.erase();
-    if (alloca->use_empty())
-      alloca.erase();
-  }
-}
-
 LogicalResult KernelBuilder::flattenAccesses(gpu::GPUFuncOp fn) {
-  splitScratchViews(fn);
   RewritePatternSet patterns(fn.getContext());
   memref::populateFoldMemRefAliasOpPatterns(patterns);
   memref::DimOp::getCanonicalizationPatterns(patterns, fn.getContext());

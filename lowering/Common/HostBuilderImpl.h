@@ -132,6 +132,8 @@ private:
   /// Read-only data the host function itself reads (a message), kept in
   /// the object even where weights are a device's or a file's.
   Value hostData(StringRef hint, std::vector<uint8_t> bytes);
+  /// The object's data global `name` (declared on first use).
+  Value dataGlobal(StringRef name, MemRefType byteType);
   /// For a gather or scatter: the check of its indices (HostIndexChecks.cpp).
   void checkIndices(Operation *op);
   Value newSlot(ShapedType type, int64_t first, int64_t last);

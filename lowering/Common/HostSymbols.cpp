@@ -94,16 +94,7 @@ Value HostBuilder::dataBuffer(StringRef hint, std::vector<uint8_t> bytes,
       sameHash.push_back({name, out.data.size(), bytes.size()});
       out.data.push_back({name, std::move(bytes)});
     }
-    if (!host.lookupSymbol(name)) {
-      OpBuilder::InsertionGuard atModule(b);
-      b.setInsertionPoint(entry);
-      // No initial value: a declaration; the object writer supplies the
-      // bytes.
-      b.create<memref::GlobalOp>(currentLoc, name, b.getStringAttr("public"),
-                                 byteType, Attribute(), /*constant=*/false,
-                                 b.getI64IntegerAttr(kAlignment));
-    }
-    source = b.create<memref::GetGlobalOp>(currentLoc, byteType, name);
+    source = dataGlobal(name, byteType);
     if (!type)
       return source;
   }
@@ -182,19 +173,25 @@ void HostBuilder::declareRuntime(StringRef name, FunctionType type) {
   b.create<func::FuncOp>(currentLoc, name, type).setPrivate();
 }
 
-Value HostBuilder::hostData(StringRef hint, std::vector<uint8_t> bytes) {
-  auto byteType =
-      MemRefType::get({static_cast<int64_t>(bytes.size())}, b.getI8Type());
-  std::string name = uniqueSymbol("d", hint);
-  out.data.push_back({name, std::move(bytes)});
-  {
+// The global `name` of the object's data (declared once: no initial
+// value, the object writer supplies the bytes), here.
+Value HostBuilder::dataGlobal(StringRef name, MemRefType byteType) {
+  if (!host.lookupSymbol(name)) {
     OpBuilder::InsertionGuard atModule(b);
     b.setInsertionPoint(entry);
     b.create<memref::GlobalOp>(currentLoc, name, b.getStringAttr("public"),
                                byteType, Attribute(), /*constant=*/false,
                                b.getI64IntegerAttr(kAlignment));
   }
-  return address(b.create<memref::GetGlobalOp>(currentLoc, byteType, name));
+  return b.create<memref::GetGlobalOp>(currentLoc, byteType, name);
+}
+
+Value HostBuilder::hostData(StringRef hint, std::vector<uint8_t> bytes) {
+  auto byteType =
+      MemRefType::get({static_cast<int64_t>(bytes.size())}, b.getI8Type());
+  std::string name = uniqueSymbol("d", hint);
+  out.data.push_back({name, std::move(bytes)});
+  return address(dataGlobal(name, byteType));
 }
 
 void HostBuilder::failIf(Value cond, int32_t status,
