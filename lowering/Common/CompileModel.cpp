@@ -259,9 +259,9 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
             errors.push_back(d.str());
           return success();
         });
-    if (failed(scheduleOnDevice(
-            host, *device, program,
-            {options.deviceKernels, options.injectDeviceOffsetFault}))) {
+    if (failed(
+            scheduleOnDevice(host, *device, program,
+                             {options.deviceKernels, options.deviceFault}))) {
       if (errors.empty())
         errors.push_back("scheduling for --target " + target.name().str() +
                          " failed");

@@ -31,9 +31,9 @@ struct CompileModelOptions {
   /// is first compiled (`mlcc compile --emit kernels`), and nothing else is
   /// produced.
   llvm::raw_ostream *deviceKernels = nullptr;
-  /// For the test that proves the device tests can fail: every kernel
-  /// binds its buffers one element past where they are (a wrong offset).
-  bool injectDeviceOffsetFault = false;
+  /// For the tests that prove the device tests can fail: a fault put into
+  /// every kernel.
+  DeviceFault deviceFault = DeviceFault::None;
   /// Calls the profile hook (HostBuilder.h) around every graph op, for
   /// `mlcc bench --per-op`.
   bool profile = false;

@@ -128,18 +128,21 @@ void KernelBuilder::buildParallelBody(OpBuilder &b, scf::ParallelOp par,
     SmallVector<Value> counts;
     for (auto [lb, ub, step] :
          llvm::zip(par.getLowerBound(), par.getUpperBound(), par.getStep())) {
-      Value span = ob.create<arith::SubIOp>(loc, value(ub), value(lb));
+      // Folded where the bounds are constants: the launch size is then
+      // one in the host code.
+      Value span = ob.createOrFold<arith::SubIOp>(loc, value(ub), value(lb));
       Value one = ob.create<arith::ConstantIndexOp>(loc, 1);
-      Value rounded = ob.create<arith::AddIOp>(
-          loc, span, ob.create<arith::SubIOp>(loc, value(step), one));
-      counts.push_back(ob.create<arith::DivUIOp>(loc, rounded, value(step)));
+      Value rounded = ob.createOrFold<arith::AddIOp>(
+          loc, span, ob.createOrFold<arith::SubIOp>(loc, value(step), one));
+      counts.push_back(
+          ob.createOrFold<arith::DivUIOp>(loc, rounded, value(step)));
     }
     return counts;
   };
   auto product = [&](OpBuilder &ob, ArrayRef<Value> counts) {
     Value total = ob.create<arith::ConstantIndexOp>(loc, 1);
     for (Value c : counts)
-      total = ob.create<arith::MulIOp>(loc, total, c);
+      total = ob.createOrFold<arith::MulIOp>(loc, total, c);
     return total;
   };
   SmallVector<Value> hostTrips = trips(host, [](Value v) { return v; });
@@ -148,13 +151,18 @@ void KernelBuilder::buildParallelBody(OpBuilder &b, scf::ParallelOp par,
       trips(b, [&](Value v) { return map.lookupOrDefault(v); });
   Value total = product(b, kernelTrips);
 
-  Value size = b.create<arith::ConstantIndexOp>(loc, kDeviceWorkgroupSize);
-  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  // A thread per iteration, or (a workgroup loop) a workgroup per
+  // iteration; either way the grid strides over the rest.
   Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   Value groups = b.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
-  Value start = b.create<arith::AddIOp>(
-      loc, b.create<arith::MulIOp>(loc, bid, size), tid);
-  Value stride = b.create<arith::MulIOp>(loc, groups, size);
+  Value start = bid, stride = groups;
+  if (!par->hasAttr(kWorkgroupLoopAttr)) {
+    Value size = b.create<arith::ConstantIndexOp>(loc, kDeviceWorkgroupSize);
+    Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    start = b.create<arith::AddIOp>(
+        loc, b.create<arith::MulIOp>(loc, bid, size), tid);
+    stride = b.create<arith::MulIOp>(loc, groups, size);
+  }
   auto loop = b.create<scf::ForOp>(loc, start, total, stride);
   OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
   // The last dim varies fastest, as in the loop nest it replaces.

@@ -277,6 +277,8 @@ LogicalResult DeviceScheduler::launch(ArrayRef<Operation *> ops,
       device::buildKernel(ops, parallel, "mlcc_kernel", clonable, b, iface);
   if (!kernel)
     return failure();
+  if (options.fault == DeviceFault::NoBarriers)
+    kernel->walk([](gpu::BarrierOp barrier) { barrier.erase(); });
   for (Value buffer : iface.buffers)
     if (!isDeviceMemref(buffer))
       return ops.front()->emitError(
@@ -326,7 +328,7 @@ LogicalResult DeviceScheduler::launch(ArrayRef<Operation *> ops,
         64);
     Value offset = b.create<arith::DivUIOp>(
         loc, b.create<arith::SubIOp>(loc, address, base), elementBytes);
-    if (options.injectOffsetFault)
+    if (options.fault == DeviceFault::ElementOffset)
       offset = b.create<arith::AddIOp>(
           loc, offset, b.create<arith::ConstantIntOp>(loc, 1, 64));
     bases.push_back(base);
@@ -346,14 +348,19 @@ LogicalResult DeviceScheduler::launch(ArrayRef<Operation *> ops,
   };
   Value groups = b.create<arith::ConstantIntOp>(loc, 1, 32);
   if (parallel) {
-    Value size = b.create<arith::ConstantIndexOp>(loc, kDeviceWorkgroupSize);
-    Value rounded = b.create<arith::AddIOp>(
-        loc, iface.iterations,
-        b.create<arith::ConstantIndexOp>(loc, kDeviceWorkgroupSize - 1));
-    Value count = b.create<arith::MinUIOp>(
-        loc, b.create<arith::DivUIOp>(loc, rounded, size),
+    // A workgroup per iteration of a workgroup loop, else a thread.
+    Value count = iface.iterations;
+    if (!ops.front()->hasAttr(kWorkgroupLoopAttr)) {
+      Value size = b.create<arith::ConstantIndexOp>(loc, kDeviceWorkgroupSize);
+      Value rounded = b.createOrFold<arith::AddIOp>(
+          loc, count,
+          b.create<arith::ConstantIndexOp>(loc, kDeviceWorkgroupSize - 1));
+      count = b.createOrFold<arith::DivUIOp>(loc, rounded, size);
+    }
+    count = b.createOrFold<arith::MinUIOp>(
+        loc, count,
         b.create<arith::ConstantIndexOp>(loc, kDeviceMaxWorkgroups));
-    groups = b.create<arith::IndexCastOp>(loc, i32, count);
+    groups = b.createOrFold<arith::IndexCastOp>(loc, i32, count);
   }
   MemRefType words32 = MemRefType::get({1}, i32);
   MemRefType words64 = MemRefType::get({1}, i64);

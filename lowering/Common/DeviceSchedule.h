@@ -6,7 +6,8 @@
 //
 //  - each outermost scf.parallel (and each linalg op, made parallel loops
 //    first) becomes a kernel in MLIR's gpu dialect whose threads take its
-//    iterations (a grid-stride loop over the linearised iteration space);
+//    iterations (a grid-stride loop over the linearised iteration space),
+//    or, for a workgroup loop (kWorkgroupLoopAttr), whose workgroups do;
 //  - each run of other ops that read or write device memory (serial loops,
 //    scalar stores, the index checks) becomes a one-thread kernel;
 //  - what stays on the host is the graph's control flow (scf ops marked
@@ -38,6 +39,14 @@ constexpr uint32_t kDeviceWorkgroupSize = 256;
 /// minimum); a larger loop's threads take several iterations each.
 constexpr uint32_t kDeviceMaxWorkgroups = 65535;
 
+/// Marks an scf.parallel whose iterations are workgroups rather than
+/// threads: each is run by kDeviceWorkgroupSize threads together, its body
+/// written for one of them (gpu.thread_id x tells which), sharing
+/// workgroup memory (memref.alloc in #gpu.address_space<workgroup>) and
+/// meeting at gpu.barrier. A GPU target's hand-structured kernels
+/// (lowering/GPU) are written so; the CPU never sees one.
+constexpr const char *kWorkgroupLoopAttr = "mlcc.workgroup_loop";
+
 /// The runtime functions the host function calls (runtime/src/DeviceModel.c).
 constexpr const char *kDeviceLaunchFn = "mlcc_device_queue_launch";
 constexpr const char *kDeviceReadFn = "mlcc_device_queue_read";
@@ -53,8 +62,7 @@ struct DeviceProgram {
 struct DeviceScheduleOptions {
   /// Each kernel is printed here before it is compiled.
   llvm::raw_ostream *kernelsOut = nullptr;
-  /// Every buffer's element offset one too many (CompileModelOptions).
-  bool injectOffsetFault = false;
+  DeviceFault fault = DeviceFault::None;
 };
 
 /// Rewrites every entry of `host` for `backend`, compiling the kernels into

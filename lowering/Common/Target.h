@@ -124,6 +124,16 @@ public:
                                             DeviceKernelCode &out) = 0;
 };
 
+/// A fault the tests put into every kernel, to prove that the oracle (the
+/// conformance runner, the model checks) notices one.
+enum class DeviceFault {
+  None,
+  /// Every buffer's element offset one too many (a wrong tile offset).
+  ElementOffset,
+  /// No gpu.barrier in any kernel (workgroup memory read before written).
+  NoBarriers,
+};
+
 /// The outcome of Target::lowerOp.
 enum class TargetLowering { Lowered, Declined, Failed };
 

@@ -115,8 +115,16 @@ LogicalResult convertToSPIRV(ModuleOp module) {
   module.walk([&](gpu::GPUModuleOp m) { gpuModule = m; });
   spirv::TargetEnvAttr targetAttr = spirv::lookupTargetEnvOrDefault(gpuModule);
   {
-    spirv::MemorySpaceToStorageClassConverter converter(
-        spirv::mapMemorySpaceToVulkanStorageClass);
+    // The gpu dialect's workgroup memory (the hand-structured kernels'
+    // slices) is Workgroup storage; MLIR's Vulkan map knows only numbers.
+    auto storageClass =
+        [](Attribute space) -> std::optional<spirv::StorageClass> {
+      if (auto gpuSpace = dyn_cast_or_null<gpu::AddressSpaceAttr>(space))
+        if (gpuSpace.getValue() == gpu::AddressSpace::Workgroup)
+          return spirv::StorageClass::Workgroup;
+      return spirv::mapMemorySpaceToVulkanStorageClass(space);
+    };
+    spirv::MemorySpaceToStorageClassConverter converter(storageClass);
     spirv::convertMemRefTypesAndAttrs(gpuModule, converter);
   }
   std::unique_ptr<ConversionTarget> target =

@@ -2,6 +2,8 @@
 
 #include "VulkanTarget.h"
 
+#include "GpuKernels.h"
+
 namespace mlcc::vulkan {
 namespace {
 
@@ -23,9 +25,9 @@ public:
   // The host schedule runs on the application's x86-64 CPU; it only
   // computes addresses and calls the runtime.
   llvm::StringRef hostCpu() const override { return "x86-64"; }
-  lowering::TargetLowering lowerOp(mlir::Operation *,
-                                   lowering::OpLoweringContext &) override {
-    return lowering::TargetLowering::Declined;
+  lowering::TargetLowering lowerOp(mlir::Operation *op,
+                                   lowering::OpLoweringContext &ctx) override {
+    return gpukernels::lowerHotOp(op, ctx);
   }
   lowering::DeviceBackend *device() override { return &backend; }
 

@@ -1,6 +1,7 @@
 //===- VulkanTarget.h - The Vulkan GPU backend ------------------*- C++ -*-===//
 //
-// --target vulkan: every op through the shared GPU kernel layer
+// --target vulkan: the hot ops through the GPU targets' hand-structured
+// kernels (lowering/GPU), every op through the shared GPU kernel layer
 // (DeviceSchedule), each kernel compiled to its own SPIR-V module for
 // Vulkan 1.1 compute (Shader capability, storage buffers). The runtime's
 // Vulkan device layer (runtime/src/VulkanDevice.c) runs them; on this

@@ -43,9 +43,10 @@ struct Options {
   std::string filter;
   std::string target = "ref";
   bool portableOnly = false;
-  /// Every device kernel binds its buffers one element off: the run that
-  /// proves the vulkan tests can fail.
-  bool injectDeviceFault = false;
+  /// A fault put into every device kernel (--inject-device-fault offset:
+  /// buffers bound one element off; barriers: no barrier): the runs that
+  /// prove the vulkan tests can fail.
+  lowering::DeviceFault deviceFault = lowering::DeviceFault::None;
   bool update = false;
   bool verbose = false;
   int timeoutSeconds = 120;
@@ -113,7 +114,7 @@ std::string runTest(const std::string &dir, const Options &opts) {
     lowering::CompileModelOptions options;
     options.name = "conformance";
     options.targetKernels = !opts.portableOnly;
-    options.injectDeviceOffsetFault = opts.injectDeviceFault;
+    options.deviceFault = opts.deviceFault;
     ref::Status s = CompiledModelRunner::compileAndLoad(
         *module, opts.target, options, nullptr, compiled);
     if (s.failed())
@@ -187,7 +188,7 @@ int usage() {
       stderr,
       "usage: mlcc-conformance --expected FILE --exclusions FILE "
       "[--filter PREFIX] [--target ref|avx512|vulkan] [--portable-only] "
-      "[--inject-device-fault] "
+      "[--inject-device-fault offset|barriers] "
       "[--update] [-v] "
       "ROOT...\n");
   return 2;
@@ -209,9 +210,15 @@ int main(int argc, char **argv) {
       opts.target = argv[++i];
     else if (a == "--portable-only")
       opts.portableOnly = true;
-    else if (a == "--inject-device-fault")
-      opts.injectDeviceFault = true;
-    else if (a == "--update")
+    else if (a == "--inject-device-fault" && i + 1 < argc) {
+      std::string fault = argv[++i];
+      if (fault == "offset")
+        opts.deviceFault = lowering::DeviceFault::ElementOffset;
+      else if (fault == "barriers")
+        opts.deviceFault = lowering::DeviceFault::NoBarriers;
+      else
+        return usage();
+    } else if (a == "--update")
       opts.update = true;
     else if (a == "-v")
       opts.verbose = true;

@@ -97,6 +97,7 @@ int runBench(const BenchOptions &options) {
   lowering::CompileModelOptions compileOptions;
   compileOptions.name = defaultModelName(options.model.model);
   compileOptions.profile = options.perOp;
+  compileOptions.targetKernels = !options.portableOnly;
   lowering::CompiledModel compiled;
   ref::Status s =
       compileForTarget(*module, options.target, compileOptions, compiled);

@@ -58,6 +58,7 @@ struct BenchOptions {
   int warmup = 3;
   bool json = false;
   bool perOp = false;
+  bool portableOnly = false; // as CompileOptions::portableOnly
 };
 
 struct InspectOptions {

@@ -138,6 +138,7 @@ int main(int argc, char **argv) {
                      "print them by share, like `caffe time`");
   benchCmd->add_flag("--json", bench.json,
                      "Also print each timed run as a JSON line");
+  benchCmd->add_flag("--portable-only", bench.portableOnly, portableHelp);
 
   InspectOptions inspect;
   CLI::App *inspectCmd = app.add_subcommand(

@@ -1,0 +1,179 @@
+//===- GpuConv.cpp - graph.conv and graph.fused_conv as implicit GEMM -----===//
+//
+// Per group g: Y[n, g*MG + m, o] = act(sum_k A[(n, o), k] W[g*MG + m, k] +
+// B + Z), where k runs over (c, kernel tap) and A is the im2col matrix of
+// the input: A[(n, o), (c, t)] = X[n, g*CG + c, o*stride + t*dilation -
+// pad], zero in the padding. A is never stored: the tiled product
+// (TiledMatmul.h) computes each element as it stages it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuKernels.h"
+#include "TiledMatmul.h"
+
+#include "DataMovementUtils.h"
+#include "GraphDialect.h"
+#include "NNUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace mlcc::gpukernels {
+
+using lowering::TargetLowering;
+using portable::dm::viewAs;
+using namespace portable::nn;
+
+namespace {
+
+constexpr int64_t kMinOutputsPerGroup = 4;
+
+/// Splits `flat` into coordinates of `dims` (the last fastest).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
+                               ArrayRef<int64_t> dims) {
+  SmallVector<Value> coords(dims.size());
+  for (size_t i = dims.size(); i-- > 0;) {
+    Value size = b.create<arith::ConstantIndexOp>(loc, dims[i]);
+    coords[i] = i == 0 ? flat : b.create<arith::RemUIOp>(loc, flat, size);
+    if (i > 0)
+      flat = b.create<arith::DivUIOp>(loc, flat, size);
+  }
+  return coords;
+}
+
+} // namespace
+
+TargetLowering lowerConv(Operation *op, lowering::OpLoweringContext &ctx) {
+  bool fused = op->getName().getStringRef() == "graph.fused_conv";
+  Epilogue epilogue = fused ? Epilogue::activationOf(op) : Epilogue();
+  if (!allF32(op) || op->getNumOperands() < 2 ||
+      !llvm::is_contained(graph::fusedActivations(),
+                          StringRef(epilogue.activation)))
+    return TargetLowering::Declined;
+  Value xValue = op->getOperand(0), wValue = op->getOperand(1);
+  Value bValue = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
+  Value zValue = fused ? op->getOperand(3) : Value();
+  if (bValue && isa<NoneType>(bValue.getType()))
+    bValue = nullptr;
+  if (zValue && isa<NoneType>(zValue.getType()))
+    zValue = nullptr;
+  ArrayRef<int64_t> xs = shapeOf(xValue), ws = shapeOf(wValue),
+                    ys = shapeOf(op->getResult(0));
+  // Anything the portable lowering would reject, it reports.
+  int64_t groups = intAttr(op, "group", 1);
+  if (xs.size() < 3 || ws.size() != xs.size() || ys.size() != xs.size() ||
+      groups < 1 || xs[1] != ws[1] * groups || ws[0] % groups != 0 ||
+      ys[0] != xs[0] || ys[1] != ws[0] ||
+      (bValue && shapeOf(bValue) != ArrayRef<int64_t>{ws[0]}) ||
+      (zValue && shapeOf(zValue) != ys))
+    return TargetLowering::Declined;
+  ArrayRef<int64_t> kernel = ws.drop_front(2);
+  SmallVector<int64_t> kernelShape = intsAttr(op, "kernel_shape");
+  if (!kernelShape.empty() && ArrayRef<int64_t>(kernelShape) != kernel)
+    return TargetLowering::Declined;
+  Window win;
+  SmallVector<int64_t> out;
+  {
+    // readWindow reports a bad window; the portable lowering reports it
+    // again, with its context.
+    ScopedDiagnosticHandler quiet(op->getContext(),
+                                  [](Diagnostic &) { return success(); });
+    if (failed(readWindow(op, xs.drop_front(2), kernel, /*ceilMode=*/false, win,
+                          out)) ||
+        ArrayRef<int64_t>(out) != ys.drop_front(2))
+      return TargetLowering::Declined;
+  }
+  int64_t images = xs[0], channelsPerGroup = ws[1];
+  int64_t outChannels = ws[0], outPerGroup = outChannels / groups;
+  int64_t positions = numElements(out), taps = numElements(kernel);
+  // A depthwise conv (a channel or a few per group) would leave most
+  // columns of every tile idle: its portable loops give a thread per
+  // output element instead.
+  if (outPerGroup < kMinOutputsPerGroup)
+    return TargetLowering::Declined;
+  if (numElements(ys) == 0)
+    return TargetLowering::Lowered;
+
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  Value x = ctx.buffer(xValue);
+  Value w = viewAs(b, loc, ctx.buffer(wValue),
+                   {outChannels, channelsPerGroup * taps});
+  SmallVector<int64_t> flatShape{images, outChannels, positions};
+  if (bValue)
+    epilogue.bias = ctx.buffer(bValue);
+  if (zValue)
+    epilogue.residual = viewAs(b, loc, ctx.buffer(zValue), flatShape);
+  Value y = viewAs(b, loc, ctx.buffer(op->getResult(0)), flatShape);
+  auto index = [&](OpBuilder &ib, int64_t v) {
+    return ib.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
+
+  MatmulProblem mm;
+  mm.groups = groups;
+  mm.rows = images * positions;
+  mm.cols = outPerGroup;
+  mm.depth = channelsPerGroup * taps;
+  mm.loadA = [&](OpBuilder &lb, Location l, Value g, Value row, Value k) {
+    Value image = lb.create<arith::DivUIOp>(l, row, index(lb, positions));
+    SmallVector<Value> o = delinearize(
+        lb, l, lb.create<arith::RemUIOp>(l, row, index(lb, positions)), out);
+    Value c = lb.create<arith::DivUIOp>(l, k, index(lb, taps));
+    SmallVector<Value> t = delinearize(
+        lb, l, lb.create<arith::RemUIOp>(l, k, index(lb, taps)), kernel);
+    SmallVector<Value> at{
+        image,
+        lb.create<arith::AddIOp>(
+            l, lb.create<arith::MulIOp>(l, g, index(lb, channelsPerGroup)), c)};
+    Value inside = lb.create<arith::ConstantIntOp>(l, 1, 1);
+    for (size_t i = 0; i < out.size(); ++i) {
+      Value pos = lb.create<arith::SubIOp>(
+          l,
+          lb.create<arith::AddIOp>(
+              l, lb.create<arith::MulIOp>(l, o[i], index(lb, win.strides[i])),
+              lb.create<arith::MulIOp>(l, t[i], index(lb, win.dilations[i]))),
+          index(lb, win.padBegin[i]));
+      // A position before the start wraps around to a large unsigned one.
+      inside = lb.create<arith::AndIOp>(
+          l, inside,
+          lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, pos,
+                                   index(lb, xs[2 + i])));
+      at.push_back(pos);
+    }
+    auto value = lb.create<scf::IfOp>(
+        l, inside,
+        [&](OpBuilder &tb, Location tl) {
+          tb.create<scf::YieldOp>(
+              tl, ValueRange{tb.create<memref::LoadOp>(tl, x, at)});
+        },
+        [&](OpBuilder &eb, Location el) {
+          eb.create<scf::YieldOp>(
+              el, ValueRange{scalarConstant(eb, el, eb.getF32Type(), 0.0)});
+        });
+    return value.getResult(0);
+  };
+  auto channel = [&](OpBuilder &ib, Location l, Value g, Value col) {
+    return ib.create<arith::AddIOp>(
+        l, ib.create<arith::MulIOp>(l, g, index(ib, outPerGroup)), col);
+  };
+  mm.loadB = [&](OpBuilder &lb, Location l, Value g, Value k, Value col) {
+    return lb
+        .create<memref::LoadOp>(l, w, ValueRange{channel(lb, l, g, col), k})
+        .getResult();
+  };
+  mm.store = [&](OpBuilder &sb, Location l, Value g, Value row, Value col,
+                 Value sum) {
+    Value image = sb.create<arith::DivUIOp>(l, row, index(sb, positions));
+    Value position = sb.create<arith::RemUIOp>(l, row, index(sb, positions));
+    Value m = channel(sb, l, g, col);
+    Value v = epilogue.apply(sb, l, sum, m, {image, m, position});
+    sb.create<memref::StoreOp>(l, v, y, ValueRange{image, m, position});
+  };
+  buildTiledMatmul(b, loc, mm);
+  return TargetLowering::Lowered;
+}
+
+} // namespace mlcc::gpukernels
