@@ -107,7 +107,7 @@ TargetLowering lowerAttention(Operation *op, lowering::OpLoweringContext &ctx) {
     }
     sb.create<memref::StoreOp>(l, s, scores, ValueRange{g, i, j});
   };
-  buildTiledMatmul(b, loc, qk);
+  buildMatmul(b, loc, qk);
 
   Value rowsView = viewAs(b, loc, scores, {batch * heads * seq, seq});
   buildSoftmaxRows(b, loc, rowsView, rowsView, batch * heads * seq, seq,
@@ -130,7 +130,7 @@ TargetLowering lowerAttention(Operation *op, lowering::OpLoweringContext &ctx) {
     sb.create<memref::StoreOp>(l, sum, y,
                                ValueRange{batchOf(sb, g), i, column(sb, g, e)});
   };
-  buildTiledMatmul(b, loc, pv);
+  buildMatmul(b, loc, pv);
   return TargetLowering::Lowered;
 }
 

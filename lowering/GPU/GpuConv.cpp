@@ -4,7 +4,9 @@
 // B + Z), where k runs over (c, kernel tap) and A is the im2col matrix of
 // the input: A[(n, o), (c, t)] = X[n, g*CG + c, o*stride + t*dilation -
 // pad], zero in the padding. A is never stored: the tiled product
-// (TiledMatmul.h) computes each element as it stages it.
+// (TiledMatmul.h) computes each element as it stages it. A depthwise conv
+// (under kMinTiledCols outputs per group) gets a thread per output
+// element, the same callbacks summing its taps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +30,6 @@ using portable::dm::viewAs;
 using namespace portable::nn;
 
 namespace {
-
-constexpr int64_t kMinOutputsPerGroup = 4;
 
 /// Splits `flat` into coordinates of `dims` (the last fastest).
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
@@ -89,11 +89,6 @@ TargetLowering lowerConv(Operation *op, lowering::OpLoweringContext &ctx) {
   int64_t images = xs[0], channelsPerGroup = ws[1];
   int64_t outChannels = ws[0], outPerGroup = outChannels / groups;
   int64_t positions = numElements(out), taps = numElements(kernel);
-  // A depthwise conv (a channel or a few per group) would leave most
-  // columns of every tile idle: its portable loops give a thread per
-  // output element instead.
-  if (outPerGroup < kMinOutputsPerGroup)
-    return TargetLowering::Declined;
   if (numElements(ys) == 0)
     return TargetLowering::Lowered;
 
@@ -172,7 +167,7 @@ TargetLowering lowerConv(Operation *op, lowering::OpLoweringContext &ctx) {
     Value v = epilogue.apply(sb, l, sum, m, {image, m, position});
     sb.create<memref::StoreOp>(l, v, y, ValueRange{image, m, position});
   };
-  buildTiledMatmul(b, loc, mm);
+  buildMatmul(b, loc, mm);
   return TargetLowering::Lowered;
 }
 

@@ -61,7 +61,7 @@ TargetLowering lowerFc(Operation *op, lowering::OpLoweringContext &ctx) {
     Value v = epilogue.apply(sb, l, sum, col, {row, col});
     sb.create<memref::StoreOp>(l, v, y, ValueRange{row, col});
   };
-  buildTiledMatmul(b, loc, mm);
+  buildMatmul(b, loc, mm);
   return TargetLowering::Lowered;
 }
 

@@ -111,7 +111,7 @@ TargetLowering lowerMatmul(Operation *op, lowering::OpLoweringContext &ctx) {
                  Value sum) {
     sb.create<memref::StoreOp>(l, sum, y, ValueRange{g, row, col});
   };
-  buildTiledMatmul(b, loc, mm);
+  buildMatmul(b, loc, mm);
   return TargetLowering::Lowered;
 }
 
@@ -183,7 +183,7 @@ TargetLowering lowerGemm(Operation *op, lowering::OpLoweringContext &ctx) {
     }
     sb.create<memref::StoreOp>(l, v, y, ValueRange{row, col});
   };
-  buildTiledMatmul(b, loc, mm);
+  buildMatmul(b, loc, mm);
   return TargetLowering::Lowered;
 }
 

@@ -202,11 +202,39 @@ void TiledMatmulBuilder::build(OpBuilder &b) {
   loop->setAttr(lowering::kWorkgroupLoopAttr, b.getUnitAttr());
 }
 
+/// C[g, i, j] by one thread each.
+void buildThreadPerElement(OpBuilder &b, Location loc, const MatmulProblem &p) {
+  auto index = [&](OpBuilder &ib, int64_t v) {
+    return ib.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
+  Value zero = index(b, 0), one = index(b, 1);
+  b.create<scf::ParallelOp>(
+      loc, ValueRange{zero, zero, zero},
+      ValueRange{index(b, p.groups), index(b, p.rows), index(b, p.cols)},
+      ValueRange{one, one, one}, [&](OpBuilder &lb, Location, ValueRange ivs) {
+        Value init = lb.create<arith::ConstantFloatOp>(
+            loc, APFloat(0.0f), cast<FloatType>(lb.getF32Type()));
+        auto sum = lb.create<scf::ForOp>(
+            loc, index(lb, 0), index(lb, p.depth), index(lb, 1),
+            ValueRange{init},
+            [&](OpBuilder &fb, Location, Value k, ValueRange acc) {
+              Value a = p.loadA(fb, loc, ivs[0], ivs[1], k);
+              Value w = p.loadB(fb, loc, ivs[0], k, ivs[2]);
+              fb.create<scf::YieldOp>(
+                  loc, ValueRange{fb.create<arith::AddFOp>(
+                           loc, acc[0], fb.create<arith::MulFOp>(loc, a, w))});
+            });
+        p.store(lb, loc, ivs[0], ivs[1], ivs[2], sum.getResult(0));
+      });
+}
+
 } // namespace
 
-void buildTiledMatmul(OpBuilder &b, Location loc,
-                      const MatmulProblem &problem) {
-  TiledMatmulBuilder(loc, problem).build(b);
+void buildMatmul(OpBuilder &b, Location loc, const MatmulProblem &problem) {
+  if (problem.cols < kMinTiledCols)
+    buildThreadPerElement(b, loc, problem);
+  else
+    TiledMatmulBuilder(loc, problem).build(b);
 }
 
 } // namespace mlcc::gpukernels

@@ -36,9 +36,15 @@ struct MatmulProblem {
       store;
 };
 
-/// Emits the workgroup loop computing `problem` at `b`.
-void buildTiledMatmul(mlir::OpBuilder &b, mlir::Location loc,
-                      const MatmulProblem &problem);
+constexpr int64_t kMinTiledCols = 4;
+
+/// Emits the loops computing `problem` at `b`: the workgroup loop of tiles,
+/// or, for a product of fewer than kMinTiledCols columns (a depthwise
+/// conv, a matrix-vector product), whose tiles would leave most threads
+/// idle, a parallel loop with a thread per element of C, its sum along k
+/// in a loop.
+void buildMatmul(mlir::OpBuilder &b, mlir::Location loc,
+                 const MatmulProblem &problem);
 
 } // namespace mlcc::gpukernels
 
