@@ -60,6 +60,8 @@ lowering::TargetLowering lowerHotOp(Operation *op,
     return lowerSoftmax(op, ctx);
   if (name == "graph.layer_norm" || name == "graph.skip_layer_norm")
     return lowerLayerNorm(op, ctx);
+  if (name == "graph.embed_layer_norm")
+    return lowerEmbedLayerNorm(op, ctx);
   if (name == "graph.attention")
     return lowerAttention(op, ctx);
   return lowering::TargetLowering::Declined;

@@ -38,6 +38,8 @@ lowering::TargetLowering lowerSoftmax(mlir::Operation *op,
                                       lowering::OpLoweringContext &ctx);
 lowering::TargetLowering lowerLayerNorm(mlir::Operation *op,
                                         lowering::OpLoweringContext &ctx);
+lowering::TargetLowering lowerEmbedLayerNorm(mlir::Operation *op,
+                                             lowering::OpLoweringContext &ctx);
 lowering::TargetLowering lowerAttention(mlir::Operation *op,
                                         lowering::OpLoweringContext &ctx);
 
