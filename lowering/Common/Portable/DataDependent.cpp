@@ -70,47 +70,57 @@ Value mergeSort(Builder &b, Value keys, Value tmp, Value n, int64_t maxN,
   if (passes == 0)
     return keys;
   Value c0 = cIndex(b, 0), c1 = cIndex(b, 1);
-  // Pass p merges runs of 2^p entries from one buffer into the other.
-  auto sortLoop = b.create<scf::ForOp>(
-      c0, cIndex(b, passes), c1, ValueRange{keys, tmp},
-      [&](OpBuilder &ob, Location loc, Value pass, ValueRange bufs) {
+  // Pass p merges runs of 2^p entries of src into dst.
+  auto mergePass = [&](Builder &b, Value src, Value dst, Value pass) {
+    Value width = b.create<arith::ShLIOp>(c1, pass);
+    Value step = addI(b, width, width);
+    b.create<scf::ForOp>(
+        c0, n, step, ValueRange{},
+        [&](OpBuilder &ob, Location loc, Value lo, ValueRange) {
+          Builder b(loc, ob);
+          Value mid = b.create<arith::MinSIOp>(addI(b, lo, width), n);
+          Value hi = b.create<arith::MinSIOp>(addI(b, lo, step), n);
+          Value last = b.create<arith::SubIOp>(hi, c1);
+          using P = arith::CmpIPredicate;
+          // Entry k of the merge: the right run's head only when it goes
+          // strictly before the left's (stable); the loads are clamped
+          // into the runs, the flags say which heads exist.
+          loop(b, lo, hi, {lo, mid},
+               [&](Builder &b, ValueRange k, ValueRange ij) {
+                 Value i = ij[0], j = ij[1];
+                 Value xi = load(b, src, {b.create<arith::MinSIOp>(i, last)});
+                 Value xj = load(b, src, {b.create<arith::MinSIOp>(j, last)});
+                 Value leftDone = cmpI(b, P::sge, i, mid);
+                 Value right = b.create<arith::AndIOp>(
+                     cmpI(b, P::slt, j, hi),
+                     b.create<arith::OrIOp>(leftDone, before(b, xj, xi)));
+                 store(b, b.create<arith::SelectOp>(right, xj, xi), dst, k);
+                 Value notRight =
+                     b.create<arith::XOrIOp>(right, cInt(b, b.getI1Type(), 1));
+                 return SmallVector<Value>{plusIf(b, i, notRight),
+                                           plusIf(b, j, right)};
+               });
+          b.create<scf::YieldOp>();
+        });
+  };
+  // Even passes merge keys into tmp, odd ones back, two per iteration: no
+  // loop carries a buffer (a GPU kernel binds each buffer where it is).
+  b.create<scf::ForOp>(
+      c0, cIndex(b, passes), cIndex(b, 2), ValueRange{},
+      [&](OpBuilder &ob, Location loc, Value pass, ValueRange) {
         Builder b(loc, ob);
-        Value src = bufs[0], dst = bufs[1];
-        Value width = b.create<arith::ShLIOp>(c1, pass);
-        Value step = addI(b, width, width);
-        b.create<scf::ForOp>(
-            c0, n, step, ValueRange{},
-            [&](OpBuilder &ob, Location loc, Value lo, ValueRange) {
+        mergePass(b, keys, tmp, pass);
+        Value next = addI(b, pass, c1);
+        b.create<scf::IfOp>(
+            cmpI(b, arith::CmpIPredicate::slt, next, cIndex(b, passes)),
+            [&](OpBuilder &ob, Location loc) {
               Builder b(loc, ob);
-              Value mid = b.create<arith::MinSIOp>(addI(b, lo, width), n);
-              Value hi = b.create<arith::MinSIOp>(addI(b, lo, step), n);
-              Value last = b.create<arith::SubIOp>(hi, c1);
-              using P = arith::CmpIPredicate;
-              // Entry k of the merge: the right run's head only when it
-              // goes strictly before the left's (stable); the loads are
-              // clamped into the runs, the flags say which heads exist.
-              loop(b, lo, hi, {lo, mid},
-                   [&](Builder &b, ValueRange k, ValueRange ij) {
-                     Value i = ij[0], j = ij[1];
-                     Value xi =
-                         load(b, src, {b.create<arith::MinSIOp>(i, last)});
-                     Value xj =
-                         load(b, src, {b.create<arith::MinSIOp>(j, last)});
-                     Value leftDone = cmpI(b, P::sge, i, mid);
-                     Value right = b.create<arith::AndIOp>(
-                         cmpI(b, P::slt, j, hi),
-                         b.create<arith::OrIOp>(leftDone, before(b, xj, xi)));
-                     store(b, b.create<arith::SelectOp>(right, xj, xi), dst, k);
-                     Value notRight = b.create<arith::XOrIOp>(
-                         right, cInt(b, b.getI1Type(), 1));
-                     return SmallVector<Value>{plusIf(b, i, notRight),
-                                               plusIf(b, j, right)};
-                   });
+              mergePass(b, tmp, keys, next);
               b.create<scf::YieldOp>();
             });
-        b.create<scf::YieldOp>(ValueRange{dst, src});
+        b.create<scf::YieldOp>();
       });
-  return sortLoop.getResult(0);
+  return passes % 2 ? tmp : keys;
 }
 
 } // namespace ddep
