@@ -171,4 +171,121 @@ TargetLowering lowerConv(Operation *op, lowering::OpLoweringContext &ctx) {
   return TargetLowering::Lowered;
 }
 
+// conv_transpose in gather form: Y[n, g*MG + m, o] = sum over (c, tap t)
+// of X[n, g*CG + c, i] W[g*CG + c, m, t] where o + pad = i*stride +
+// t*dilation (no term where i is not a whole index inside X), then the
+// bias: a thread or a tile per output, each output's terms in the order
+// the reference scatters them (c, then the taps).
+TargetLowering lowerConvTranspose(Operation *op,
+                                  lowering::OpLoweringContext &ctx) {
+  if (!allF32(op) || op->getNumOperands() < 2)
+    return TargetLowering::Declined;
+  Value xValue = op->getOperand(0), wValue = op->getOperand(1);
+  Value bValue = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
+  if (bValue && isa<NoneType>(bValue.getType()))
+    bValue = nullptr;
+  ArrayRef<int64_t> xs = shapeOf(xValue), ws = shapeOf(wValue),
+                    ys = shapeOf(op->getResult(0));
+  int64_t groups = intAttr(op, "group", 1);
+  if (xs.size() < 3 || ws.size() != xs.size() || ys.size() != xs.size() ||
+      groups < 1 || xs[1] != ws[0] || ws[0] % groups != 0 ||
+      ys[1] != ws[1] * groups || ys[0] != xs[0] ||
+      (bValue && shapeOf(bValue) != ArrayRef<int64_t>{ys[1]}))
+    return TargetLowering::Declined;
+  Window win;
+  {
+    ScopedDiagnosticHandler quiet(op->getContext(),
+                                  [](Diagnostic &) { return success(); });
+    if (failed(convTransposeWindow(op, xs, ws, ys, win)))
+      return TargetLowering::Declined;
+  }
+  ArrayRef<int64_t> kernel = ws.drop_front(2), in = xs.drop_front(2),
+                    out = ys.drop_front(2);
+  int64_t images = xs[0], inPerGroup = xs[1] / groups, outPerGroup = ws[1];
+  int64_t positions = numElements(out), taps = numElements(kernel);
+  if (numElements(ys) == 0)
+    return TargetLowering::Lowered;
+
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  Value x = ctx.buffer(xValue);
+  Value w = viewAs(b, loc, ctx.buffer(wValue), {ws[0], outPerGroup, taps});
+  Value bias = bValue ? ctx.buffer(bValue) : Value();
+  Value y =
+      viewAs(b, loc, ctx.buffer(op->getResult(0)), {images, ys[1], positions});
+  auto index = [&](OpBuilder &ib, int64_t v) {
+    return ib.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
+  auto inChannel = [&](OpBuilder &ib, Location l, Value g, Value c) {
+    return ib.create<arith::AddIOp>(
+        l, ib.create<arith::MulIOp>(l, g, index(ib, inPerGroup)), c);
+  };
+
+  MatmulProblem mm;
+  mm.groups = groups;
+  mm.rows = images * positions;
+  mm.cols = outPerGroup;
+  mm.depth = inPerGroup * taps;
+  mm.loadA = [&](OpBuilder &lb, Location l, Value g, Value row, Value k) {
+    Value image = lb.create<arith::DivUIOp>(l, row, index(lb, positions));
+    SmallVector<Value> o = delinearize(
+        lb, l, lb.create<arith::RemUIOp>(l, row, index(lb, positions)), out);
+    Value c = lb.create<arith::DivUIOp>(l, k, index(lb, taps));
+    SmallVector<Value> t = delinearize(
+        lb, l, lb.create<arith::RemUIOp>(l, k, index(lb, taps)), kernel);
+    SmallVector<Value> at{image, inChannel(lb, l, g, c)};
+    Value inside = lb.create<arith::ConstantIntOp>(l, 1, 1);
+    for (size_t i = 0; i < out.size(); ++i) {
+      // o + pad - t*dilation, a multiple of the stride inside X; a
+      // negative one wraps around to a large unsigned value.
+      Value shifted = lb.create<arith::SubIOp>(
+          l, lb.create<arith::AddIOp>(l, o[i], index(lb, win.padBegin[i])),
+          lb.create<arith::MulIOp>(l, t[i], index(lb, win.dilations[i])));
+      Value stride = index(lb, win.strides[i]);
+      Value pos = lb.create<arith::DivUIOp>(l, shifted, stride);
+      Value whole = lb.create<arith::CmpIOp>(
+          l, arith::CmpIPredicate::eq,
+          lb.create<arith::RemUIOp>(l, shifted, stride), index(lb, 0));
+      Value within =
+          lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, shifted,
+                                   index(lb, in[i] * win.strides[i]));
+      inside = lb.create<arith::AndIOp>(
+          l, inside, lb.create<arith::AndIOp>(l, whole, within));
+      at.push_back(pos);
+    }
+    auto value = lb.create<scf::IfOp>(
+        l, inside,
+        [&](OpBuilder &tb, Location tl) {
+          tb.create<scf::YieldOp>(
+              tl, ValueRange{tb.create<memref::LoadOp>(tl, x, at)});
+        },
+        [&](OpBuilder &eb, Location el) {
+          eb.create<scf::YieldOp>(
+              el, ValueRange{scalarConstant(eb, el, eb.getF32Type(), 0.0)});
+        });
+    return value.getResult(0);
+  };
+  mm.loadB = [&](OpBuilder &lb, Location l, Value g, Value k, Value col) {
+    Value c = lb.create<arith::DivUIOp>(l, k, index(lb, taps));
+    Value t = lb.create<arith::RemUIOp>(l, k, index(lb, taps));
+    return lb
+        .create<memref::LoadOp>(l, w,
+                                ValueRange{inChannel(lb, l, g, c), col, t})
+        .getResult();
+  };
+  mm.store = [&](OpBuilder &sb, Location l, Value g, Value row, Value col,
+                 Value sum) {
+    Value image = sb.create<arith::DivUIOp>(l, row, index(sb, positions));
+    Value position = sb.create<arith::RemUIOp>(l, row, index(sb, positions));
+    Value m = sb.create<arith::AddIOp>(
+        l, sb.create<arith::MulIOp>(l, g, index(sb, outPerGroup)), col);
+    Value v = sum;
+    if (bias)
+      v = sb.create<arith::AddFOp>(l, v, sb.create<memref::LoadOp>(l, bias, m));
+    sb.create<memref::StoreOp>(l, v, y, ValueRange{image, m, position});
+  };
+  buildMatmul(b, loc, mm);
+  return TargetLowering::Lowered;
+}
+
 } // namespace mlcc::gpukernels

@@ -56,6 +56,8 @@ lowering::TargetLowering lowerHotOp(Operation *op,
     return lowerGemm(op, ctx);
   if (name == "graph.conv" || name == "graph.fused_conv")
     return lowerConv(op, ctx);
+  if (name == "graph.conv_transpose")
+    return lowerConvTranspose(op, ctx);
   if (name == "graph.softmax" || name == "graph.log_softmax")
     return lowerSoftmax(op, ctx);
   if (name == "graph.layer_norm" || name == "graph.skip_layer_norm")

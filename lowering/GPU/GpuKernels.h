@@ -34,6 +34,8 @@ lowering::TargetLowering lowerGemm(mlir::Operation *op,
                                    lowering::OpLoweringContext &ctx);
 lowering::TargetLowering lowerConv(mlir::Operation *op,
                                    lowering::OpLoweringContext &ctx);
+lowering::TargetLowering lowerConvTranspose(mlir::Operation *op,
+                                            lowering::OpLoweringContext &ctx);
 lowering::TargetLowering lowerSoftmax(mlir::Operation *op,
                                       lowering::OpLoweringContext &ctx);
 lowering::TargetLowering lowerLayerNorm(mlir::Operation *op,

@@ -375,6 +375,8 @@ LogicalResult lowerQLinearConv(PortableOp &p) {
 // graph.conv_transpose
 //===----------------------------------------------------------------------===//
 
+} // namespace
+
 /// Window of conv_transpose: X [N, C, I...] and W [C, M/group, K...] give
 /// Y [N, M, O...] with O = s * (I - 1) + output_padding + dilated K - pads,
 /// or output_shape (the pads then follow from it), as the reference does.
@@ -431,6 +433,8 @@ LogicalResult convTransposeWindow(Operation *op, ArrayRef<int64_t> xs,
   }
   return success();
 }
+
+namespace {
 
 LogicalResult lowerConvTranspose(PortableOp &p) {
   Operation *op = p.op;

@@ -214,6 +214,16 @@ padInput(mlir::OpBuilder &b, mlir::Location loc, Scratch &scratch,
                                         mlir::Value)>
              convert = nullptr);
 
+/// conv_transpose's window: the kernel from the weight's dims, strides,
+/// dilations and pads resolved against auto_pad, output_shape and
+/// output_padding, checked against the result's dims `ys` (NNConv.cpp).
+/// Emits an error on `op` when they do not agree.
+mlir::LogicalResult convTransposeWindow(mlir::Operation *op,
+                                        llvm::ArrayRef<int64_t> xs,
+                                        llvm::ArrayRef<int64_t> ws,
+                                        llvm::ArrayRef<int64_t> ys,
+                                        Window &win);
+
 //===----------------------------------------------------------------------===//
 // Registration of the family's parts (NNConv.cpp, NNPool.cpp, Quant.cpp,
 // NNEinsum.cpp)
