@@ -210,7 +210,9 @@ TargetLowering lowerConvTranspose(Operation *op,
   Location loc = ctx.loc();
   Value x = ctx.buffer(xValue);
   Value w = viewAs(b, loc, ctx.buffer(wValue), {ws[0], outPerGroup, taps});
-  Value bias = bValue ? ctx.buffer(bValue) : Value();
+  Epilogue epilogue; // the bias alone
+  if (bValue)
+    epilogue.bias = ctx.buffer(bValue);
   Value y =
       viewAs(b, loc, ctx.buffer(op->getResult(0)), {images, ys[1], positions});
   auto index = [&](OpBuilder &ib, int64_t v) {
@@ -279,9 +281,7 @@ TargetLowering lowerConvTranspose(Operation *op,
     Value position = sb.create<arith::RemUIOp>(l, row, index(sb, positions));
     Value m = sb.create<arith::AddIOp>(
         l, sb.create<arith::MulIOp>(l, g, index(sb, outPerGroup)), col);
-    Value v = sum;
-    if (bias)
-      v = sb.create<arith::AddFOp>(l, v, sb.create<memref::LoadOp>(l, bias, m));
+    Value v = epilogue.apply(sb, l, sum, m, {});
     sb.create<memref::StoreOp>(l, v, y, ValueRange{image, m, position});
   };
   buildMatmul(b, loc, mm);

@@ -1,5 +1,4 @@
-//===- GpuKernels.h - Hand-structured kernels of the GPU targets -*- C++
-//-*-===//
+//===- GpuKernels.h - Hand-structured kernels of GPU targets ---*- C++ -*-===//
 //
 // The hot ops of every GPU target (vulkan now, cuda and metal next), as
 // host IR that DeviceSchedule turns into kernels: workgroup loops
