@@ -44,6 +44,42 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
   return coords;
 }
 
+/// A conv's implicit product has rows (image, output position) and depth
+/// (input channel of the group, kernel tap); their coordinates.
+struct ImplicitIndex {
+  Value image, channel;
+  SmallVector<Value> position, tap;
+};
+
+ImplicitIndex splitIndex(OpBuilder &b, Location loc, Value row, Value k,
+                         ArrayRef<int64_t> out, ArrayRef<int64_t> kernel) {
+  Value positions = b.create<arith::ConstantIndexOp>(loc, numElements(out));
+  Value taps = b.create<arith::ConstantIndexOp>(loc, numElements(kernel));
+  ImplicitIndex ix;
+  ix.image = b.create<arith::DivUIOp>(loc, row, positions);
+  ix.position =
+      delinearize(b, loc, b.create<arith::RemUIOp>(loc, row, positions), out);
+  ix.channel = b.create<arith::DivUIOp>(loc, k, taps);
+  ix.tap = delinearize(b, loc, b.create<arith::RemUIOp>(loc, k, taps), kernel);
+  return ix;
+}
+
+/// x[at] where `inside`, else 0 (the padding).
+Value loadOrZero(OpBuilder &b, Location loc, Value x, ArrayRef<Value> at,
+                 Value inside) {
+  auto value = b.create<scf::IfOp>(
+      loc, inside,
+      [&](OpBuilder &tb, Location tl) {
+        tb.create<scf::YieldOp>(
+            tl, ValueRange{tb.create<memref::LoadOp>(tl, x, at)});
+      },
+      [&](OpBuilder &eb, Location el) {
+        eb.create<scf::YieldOp>(
+            el, ValueRange{scalarConstant(eb, el, eb.getF32Type(), 0.0)});
+      });
+  return value.getResult(0);
+}
+
 } // namespace
 
 TargetLowering lowerConv(Operation *op, lowering::OpLoweringContext &ctx) {
@@ -113,12 +149,9 @@ TargetLowering lowerConv(Operation *op, lowering::OpLoweringContext &ctx) {
   mm.cols = outPerGroup;
   mm.depth = channelsPerGroup * taps;
   mm.loadA = [&](OpBuilder &lb, Location l, Value g, Value row, Value k) {
-    Value image = lb.create<arith::DivUIOp>(l, row, index(lb, positions));
-    SmallVector<Value> o = delinearize(
-        lb, l, lb.create<arith::RemUIOp>(l, row, index(lb, positions)), out);
-    Value c = lb.create<arith::DivUIOp>(l, k, index(lb, taps));
-    SmallVector<Value> t = delinearize(
-        lb, l, lb.create<arith::RemUIOp>(l, k, index(lb, taps)), kernel);
+    ImplicitIndex ix = splitIndex(lb, l, row, k, out, kernel);
+    Value image = ix.image, c = ix.channel;
+    ArrayRef<Value> o = ix.position, t = ix.tap;
     SmallVector<Value> at{
         image,
         lb.create<arith::AddIOp>(
@@ -138,17 +171,7 @@ TargetLowering lowerConv(Operation *op, lowering::OpLoweringContext &ctx) {
                                    index(lb, xs[2 + i])));
       at.push_back(pos);
     }
-    auto value = lb.create<scf::IfOp>(
-        l, inside,
-        [&](OpBuilder &tb, Location tl) {
-          tb.create<scf::YieldOp>(
-              tl, ValueRange{tb.create<memref::LoadOp>(tl, x, at)});
-        },
-        [&](OpBuilder &eb, Location el) {
-          eb.create<scf::YieldOp>(
-              el, ValueRange{scalarConstant(eb, el, eb.getF32Type(), 0.0)});
-        });
-    return value.getResult(0);
+    return loadOrZero(lb, l, x, at, inside);
   };
   auto channel = [&](OpBuilder &ib, Location l, Value g, Value col) {
     return ib.create<arith::AddIOp>(
@@ -229,12 +252,9 @@ TargetLowering lowerConvTranspose(Operation *op,
   mm.cols = outPerGroup;
   mm.depth = inPerGroup * taps;
   mm.loadA = [&](OpBuilder &lb, Location l, Value g, Value row, Value k) {
-    Value image = lb.create<arith::DivUIOp>(l, row, index(lb, positions));
-    SmallVector<Value> o = delinearize(
-        lb, l, lb.create<arith::RemUIOp>(l, row, index(lb, positions)), out);
-    Value c = lb.create<arith::DivUIOp>(l, k, index(lb, taps));
-    SmallVector<Value> t = delinearize(
-        lb, l, lb.create<arith::RemUIOp>(l, k, index(lb, taps)), kernel);
+    ImplicitIndex ix = splitIndex(lb, l, row, k, out, kernel);
+    Value image = ix.image, c = ix.channel;
+    ArrayRef<Value> o = ix.position, t = ix.tap;
     SmallVector<Value> at{image, inChannel(lb, l, g, c)};
     Value inside = lb.create<arith::ConstantIntOp>(l, 1, 1);
     for (size_t i = 0; i < out.size(); ++i) {
@@ -255,17 +275,7 @@ TargetLowering lowerConvTranspose(Operation *op,
           l, inside, lb.create<arith::AndIOp>(l, whole, within));
       at.push_back(pos);
     }
-    auto value = lb.create<scf::IfOp>(
-        l, inside,
-        [&](OpBuilder &tb, Location tl) {
-          tb.create<scf::YieldOp>(
-              tl, ValueRange{tb.create<memref::LoadOp>(tl, x, at)});
-        },
-        [&](OpBuilder &eb, Location el) {
-          eb.create<scf::YieldOp>(
-              el, ValueRange{scalarConstant(eb, el, eb.getF32Type(), 0.0)});
-        });
-    return value.getResult(0);
+    return loadOrZero(lb, l, x, at, inside);
   };
   mm.loadB = [&](OpBuilder &lb, Location l, Value g, Value k, Value col) {
     Value c = lb.create<arith::DivUIOp>(l, k, index(lb, taps));
