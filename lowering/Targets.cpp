@@ -2,18 +2,38 @@
 
 #include "Targets.h"
 #include "AVX512Target.h"
+#include "CudaTarget.h"
 #include "VulkanTarget.h"
 
 namespace mlcc::lowering {
 
-std::vector<std::string> targetNames() { return {"avx512", "vulkan"}; }
+std::vector<std::string> targetNames() { return {"avx512", "vulkan", "cuda"}; }
 
-std::unique_ptr<Target> createTarget(llvm::StringRef name) {
+llvm::Expected<std::unique_ptr<Target>>
+createTarget(llvm::StringRef name, const TargetOptions &options) {
+  if (name != "cuda" &&
+      (!options.gpuArchs.empty() || !options.cudaPath.empty()))
+    return llvm::createStringError("--gpu-arch and --cuda-path are options of "
+                                   "--target cuda");
   if (name == "avx512")
     return avx512::createAVX512Target();
   if (name == "vulkan")
     return vulkan::createVulkanTarget();
-  return nullptr;
+  if (name == "cuda") {
+    cuda::CudaOptions cuda;
+    llvm::Expected<std::vector<unsigned>> archs = cuda::parseGpuArchs(
+        options.gpuArchs.empty() ? cuda::kDefaultArchs : options.gpuArchs);
+    if (!archs)
+      return archs.takeError();
+    cuda.archs = std::move(*archs);
+    llvm::Expected<cuda::CudaToolkit> toolkit =
+        cuda::findCudaToolkit(options.cudaPath);
+    if (!toolkit)
+      return toolkit.takeError();
+    cuda.toolkit = std::move(*toolkit);
+    return cuda::createCudaTarget(std::move(cuda));
+  }
+  return llvm::createStringError("unknown target '%s'", name.str().c_str());
 }
 
 } // namespace mlcc::lowering

@@ -5,6 +5,8 @@
 
 #include "Target.h"
 
+#include "llvm/Support/Error.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,8 +16,10 @@ namespace mlcc::lowering {
 /// The compiled targets' names ("avx512").
 std::vector<std::string> targetNames();
 
-/// The target called `name`, or null.
-std::unique_ptr<Target> createTarget(llvm::StringRef name);
+/// The target called `name` made with `options`; an error for an unknown
+/// name or options the target refuses.
+llvm::Expected<std::unique_ptr<Target>>
+createTarget(llvm::StringRef name, const TargetOptions &options = {});
 
 } // namespace mlcc::lowering
 

@@ -21,3 +21,8 @@ config.substitutions.append(
     ("%mlcc_runtime_include", os.path.join(config.mlcc_source_dir, "runtime", "include")))
 config.substitutions.append(
     ("%mlcc_runtime_lib", os.path.join(config.mlcc_binary_dir, "runtime", "libmlcc_runtime.a")))
+
+# The CUDA toolkit's ptxas: the cuda target's tests that assemble kernels
+# need it (UNSUPPORTED without).
+if config.mlcc_ptxas and os.path.exists(config.mlcc_ptxas):
+    config.available_features.add("ptxas")

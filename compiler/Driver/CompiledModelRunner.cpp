@@ -17,12 +17,13 @@ Status compileForTarget(llvm::ArrayRef<mlir::ModuleOp> modules,
                         const std::string &target,
                         const lowering::CompileModelOptions &options,
                         lowering::CompiledModel &out) {
-  std::unique_ptr<lowering::Target> backend = lowering::createTarget(target);
+  llvm::Expected<std::unique_ptr<lowering::Target>> backend =
+      lowering::createTarget(target, options.target);
   if (!backend)
-    return Status::error("unknown target '", target, "'");
+    return Status::error(llvm::toString(backend.takeError()));
   std::vector<std::string> errors;
   if (succeeded(
-          lowering::compileModel(modules, *backend, options, out, errors)))
+          lowering::compileModel(modules, **backend, options, out, errors)))
     return Status::success();
   std::string message;
   for (const std::string &e : errors)

@@ -181,7 +181,7 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
     return failure();
   }
   DeviceBackend *device = target.device();
-  if (options.deviceKernels && !device) {
+  if ((options.deviceKernels || options.deviceAssembly) && !device) {
     errors.push_back("--target " + target.name().str() +
                      " has no device kernels to print");
     return failure();
@@ -270,6 +270,11 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
   }
   if (options.deviceKernels)
     return success();
+  if (options.deviceAssembly) {
+    for (const DeviceKernelCode &k : program.kernels)
+      *options.deviceAssembly << "// kernel " << k.name << "\n" << k.assembly;
+    return success();
+  }
   if (options.hostMlir) {
     host.module->print(*options.hostMlir);
     return success();
@@ -299,6 +304,9 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
       std::copy(k.workgroupSize, k.workgroupSize + 3, symbols.workgroupSize);
       data.push_back({symbols.codeSymbol, k.code, 64, SymbolScope::Local});
       deviceSymbols.kernels.push_back(std::move(symbols));
+      if (!k.report.empty())
+        out.kernelReports.push_back(k.report);
+      out.spillingKernels += k.spills;
     }
     if (!options.externalWeights) {
       deviceSymbols.weightsSymbol = "mlcc_" + options.name + "_device_weights";

@@ -31,9 +31,15 @@ struct CompileModelOptions {
   /// is first compiled (`mlcc compile --emit kernels`), and nothing else is
   /// produced.
   llvm::raw_ostream *deviceKernels = nullptr;
+  /// With a device target whose API has a text form of kernels (PTX): each
+  /// kernel's code in that form is printed here (`mlcc compile --emit
+  /// device-asm`), and nothing else is produced.
+  llvm::raw_ostream *deviceAssembly = nullptr;
   /// For the tests that prove the device tests can fail: a fault put into
   /// every kernel.
   DeviceFault deviceFault = DeviceFault::None;
+  /// How the target is made (compileForTarget).
+  TargetOptions target;
   /// Calls the profile hook (HostBuilder.h) around every graph op, for
   /// `mlcc bench --per-op`.
   bool profile = false;
@@ -62,6 +68,10 @@ struct CompiledModel {
   unsigned launchSites = 0;
   unsigned serialLaunchSites = 0;
   unsigned readBackSites = 0;
+  /// The device assembler's resource report of every kernel (registers,
+  /// spills), and how many kernels spilt registers.
+  std::vector<std::string> kernelReports;
+  unsigned spillingKernels = 0;
   uint64_t weightBytes = 0;
   /// With external weights: the weights file (runtime/include/mlcc/model.h,
   /// mlcc_weights_header, then the data).

@@ -97,10 +97,18 @@ public:
 constexpr int64_t kMaxParallelFields = 16;
 
 /// One compiled device kernel: its code for the target's API (SPIR-V words
-/// for Vulkan) and what a launch needs to know about it.
+/// for Vulkan, a bundle of PTX and cubins for CUDA) and what a launch needs
+/// to know about it.
 struct DeviceKernelCode {
   std::string name;
   std::vector<uint8_t> code;
+  /// The code as text where the API has a text form (PTX), for
+  /// `mlcc compile --emit device-asm`.
+  std::string assembly;
+  /// The assembler's report of the kernel's resources (registers, spills),
+  /// one line per architecture; whether it spilt registers anywhere.
+  std::string report;
+  bool spills = false;
   uint32_t numBuffers = 0;
   uint32_t workgroupSize[3] = {1, 1, 1};
 };
@@ -132,6 +140,15 @@ enum class DeviceFault {
   ElementOffset,
   /// No gpu.barrier in any kernel (workgroup memory read before written).
   NoBarriers,
+};
+
+/// What `mlcc compile` says about the target beyond its name.
+struct TargetOptions {
+  /// GPU architectures a CUDA model is compiled for ("sm_80,sm_90"); empty
+  /// for the target's default.
+  std::string gpuArchs;
+  /// The CUDA toolkit (libdevice, ptxas); empty to search for one.
+  std::string cudaPath;
 };
 
 /// The outcome of Target::lowerOp.

@@ -10,11 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelPreparation.h"
 #include "SPIRVMath.h"
 #include "VulkanTarget.h"
 
 #include "mlir/AsmParser/AsmParser.h"
-#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
 #include "mlir/Conversion/ControlFlowToSPIRV/ControlFlowToSPIRV.h"
 #include "mlir/Conversion/FuncToSPIRV/FuncToSPIRV.h"
@@ -152,15 +152,8 @@ LogicalResult compileSPIRVKernel(ModuleOp module,
                                  lowering::DeviceKernelCode &out) {
   MLIRContext *ctx = module.getContext();
   ctx->getOrLoadDialect<spirv::SPIRVDialect>();
-  gpu::GPUFuncOp fn;
-  module.walk([&](gpu::GPUFuncOp f) { fn = f; });
-  out.name = fn.getName().str();
-  out.numBuffers = fn.getNumArguments() - 1;
-  SmallVector<int32_t, 3> size{1, 1, 1};
-  if (DenseI32ArrayAttr known = fn.getKnownBlockSizeAttr())
-    size.assign(known.asArrayRef().begin(), known.asArrayRef().end());
-  for (unsigned i = 0; i < 3; ++i)
-    out.workgroupSize[i] = size[i];
+  gpu::GPUFuncOp fn = gpukernels::describeKernel(module, out);
+  SmallVector<int32_t, 3> size(out.workgroupSize, out.workgroupSize + 3);
 
   module->setAttr(spirv::getTargetEnvAttrName(),
                   parseAttribute(kTargetEnv, ctx));
@@ -170,17 +163,8 @@ LogicalResult compileSPIRVKernel(ModuleOp module,
     fn.setArgAttr(i, spirv::getInterfaceVarABIAttrName(),
                   spirv::getInterfaceVarABIAttr(0, i, std::nullopt, ctx));
 
-  {
-    PassManager pm(ctx);
-    pm.addPass(createLowerAffinePass());
-    arith::ArithExpandOpsPassOptions expand;
-    pm.addPass(arith::createArithExpandOpsPass(expand));
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-    if (failed(pm.run(module)))
-      return failure();
-  }
-  if (failed(prepareMathForSPIRV(module)))
+  if (failed(gpukernels::simplifyKernel(module)) ||
+      failed(prepareMathForSPIRV(module)))
     return failure();
   placeAllocasInFunctionStorage(module);
   flipSigned64Compares(module);

@@ -2,7 +2,7 @@
 
 #include "VulkanTarget.h"
 
-#include "GpuKernels.h"
+#include "GpuTarget.h"
 
 namespace mlcc::vulkan {
 namespace {
@@ -19,26 +19,11 @@ public:
   }
 };
 
-class VulkanTarget : public lowering::Target {
-public:
-  llvm::StringRef name() const override { return "vulkan"; }
-  // The host schedule runs on the application's x86-64 CPU; it only
-  // computes addresses and calls the runtime.
-  llvm::StringRef hostCpu() const override { return "x86-64"; }
-  lowering::TargetLowering lowerOp(mlir::Operation *op,
-                                   lowering::OpLoweringContext &ctx) override {
-    return gpukernels::lowerHotOp(op, ctx);
-  }
-  lowering::DeviceBackend *device() override { return &backend; }
-
-private:
-  VulkanBackend backend;
-};
-
 } // namespace
 
 std::unique_ptr<lowering::Target> createVulkanTarget() {
-  return std::make_unique<VulkanTarget>();
+  return std::make_unique<gpukernels::GpuTarget>(
+      "vulkan", std::make_unique<VulkanBackend>());
 }
 
 } // namespace mlcc::vulkan

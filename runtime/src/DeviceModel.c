@@ -86,6 +86,8 @@ void mlccDeviceModelDestroy(mlccDeviceModel *m) {
   free(m);
 }
 
+mlcc_device *mlccDeviceModelDevice(mlccDeviceModel *m) { return m->Device; }
+
 mlcc_status mlccDeviceModelCreate(const char *fn, const mlcc_model_desc *desc,
                                   const void *weights, mlccDeviceModel **out) {
   *out = NULL;

@@ -24,6 +24,9 @@ mlcc_status mlccDeviceModelCreate(const char *fn, const mlcc_model_desc *desc,
                                   const void *weights, mlccDeviceModel **out);
 void mlccDeviceModelDestroy(mlccDeviceModel *model);
 
+/// The opened device.
+mlcc_device *mlccDeviceModelDevice(mlccDeviceModel *model);
+
 /// Copies the inputs in, runs `entry` on the device addresses, and copies
 /// the outputs out; with `outputDims` (room for every output's dims) also
 /// the dims the run computed.

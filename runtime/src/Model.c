@@ -370,6 +370,10 @@ void mlcc_model_destroy(mlcc_model_context *ctx) {
   free(ctx);
 }
 
+mlcc_device *mlcc_model_device(mlcc_model_context *ctx) {
+  return ctx && ctx->Device ? mlccDeviceModelDevice(ctx->Device) : NULL;
+}
+
 // The checks shared by the two context runs: a context made for this model.
 static mlcc_status checkContext(const mlcc_model_desc *desc,
                                 const mlcc_model_context *ctx,

@@ -50,7 +50,7 @@ bool mlccVkIsOutOfMemory(VkResult result) {
 // A failed Vulkan call: MLCC_OUT_OF_MEMORY for the two out-of-memory
 // results, MLCC_INTERNAL for the rest (a device model's work is valid by
 // construction, so any other failure is the driver's or mlcc's).
-mlcc_status mlccVkFailed(mlcc_device *device, VkResult result, const char *fn,
+mlcc_status mlccVkFailed(mlccVkDevice *device, VkResult result, const char *fn,
                          const char *call) {
   if (result == VK_ERROR_DEVICE_LOST && device)
     device->Lost = true;
@@ -93,7 +93,7 @@ static int32_t pickMemoryType(const VkPhysicalDeviceMemoryProperties *memory,
   return fallback;
 }
 
-void mlccVkFreeBuffer(mlcc_device *device, mlcc_device_buffer *buffer) {
+void mlccVkFreeBuffer(mlccVkDevice *device, mlccVkBuffer *buffer) {
   const mlcc_vk_functions *vk = &device->Vk;
   if (buffer->Buffer)
     vk->vkDestroyBuffer(device->Device, buffer->Buffer, NULL);
@@ -102,9 +102,9 @@ void mlccVkFreeBuffer(mlcc_device *device, mlcc_device_buffer *buffer) {
   free(buffer);
 }
 
-static mlcc_status allocateMemory(mlcc_device *device,
+static mlcc_status allocateMemory(mlccVkDevice *device,
                                   const VkMemoryRequirements *reqs,
-                                  mlcc_device_buffer *buffer, const char *fn) {
+                                  mlccVkBuffer *buffer, const char *fn) {
   const mlcc_vk_functions *vk = &device->Vk;
   // Device-local host-visible memory is often a small heap (256 MiB
   // without resizable BAR): when it is full, plain host memory still works.
@@ -139,8 +139,8 @@ static mlcc_status allocateMemory(mlcc_device *device,
 }
 
 // A mapped, zero-filled storage buffer; not linked into the device's list.
-mlcc_status mlccVkNewBuffer(mlcc_device *device, uint64_t bytes, const char *fn,
-                            mlcc_device_buffer **out) {
+mlcc_status mlccVkNewBuffer(mlccVkDevice *device, uint64_t bytes,
+                            const char *fn, mlccVkBuffer **out) {
   const mlcc_vk_functions *vk = &device->Vk;
   if (bytes > device->MaxAllocation || bytes > SIZE_MAX)
     return mlcc_last_error_set(
@@ -148,7 +148,7 @@ mlcc_status mlccVkNewBuffer(mlcc_device *device, uint64_t bytes, const char *fn,
         "%s: %llu bytes is more than the device '%s' allocates at once (%llu)",
         fn, (unsigned long long)bytes, device->Name,
         (unsigned long long)device->MaxAllocation);
-  mlcc_device_buffer *buffer = calloc(1, sizeof(*buffer));
+  mlccVkBuffer *buffer = calloc(1, sizeof(*buffer));
   if (!buffer)
     return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
                                "%s: cannot allocate the buffer handle", fn);
@@ -202,7 +202,7 @@ mlcc_status mlccVkNewBuffer(mlcc_device *device, uint64_t bytes, const char *fn,
 // Submits the recorded launches (if any), waits for them and makes the
 // command buffer and the params buffer free for the next ones. Recorded
 // launches are dropped when this fails.
-mlcc_status mlccVkSubmitAndWait(mlcc_device *device, const char *fn) {
+mlcc_status mlccVkSubmitAndWait(mlccVkDevice *device, const char *fn) {
   const mlcc_vk_functions *vk = &device->Vk;
   if (device->Lost)
     return mlccVkDeviceLost(fn);
@@ -256,8 +256,8 @@ mlcc_status mlccVkSubmitAndWait(mlcc_device *device, const char *fn) {
 
 //===-- Buffers, public ---------------------------------------------------===//
 
-mlcc_status mlcc_device_buffer_create(mlcc_device *device, uint64_t bytes,
-                                      mlcc_device_buffer **out) {
+mlcc_status mlccVkBufferCreate(mlccVkDevice *device, uint64_t bytes,
+                               mlccVkBuffer **out) {
   static const char fn[] = "mlcc_device_buffer_create";
   if (!out)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: out is NULL", fn);
@@ -269,7 +269,7 @@ mlcc_status mlcc_device_buffer_create(mlcc_device *device, uint64_t bytes,
                                fn);
   if (device->Lost)
     return mlccVkDeviceLost(fn);
-  mlcc_device_buffer *buffer = NULL;
+  mlccVkBuffer *buffer = NULL;
   mlcc_status status = mlccVkNewBuffer(device, bytes, fn, &buffer);
   if (status != MLCC_OK)
     return status;
@@ -281,8 +281,7 @@ mlcc_status mlcc_device_buffer_create(mlcc_device *device, uint64_t bytes,
   return MLCC_OK;
 }
 
-void mlcc_device_buffer_destroy(mlcc_device *device,
-                                mlcc_device_buffer *buffer) {
+void mlccVkBufferDestroy(mlccVkDevice *device, mlccVkBuffer *buffer) {
   if (!device || !buffer || buffer->Device != device)
     return;
   // Recorded launches may use it: run them first rather than leave them a
@@ -299,7 +298,7 @@ void mlcc_device_buffer_destroy(mlcc_device *device,
 }
 
 // A buffer argument of read or write, and its range.
-static mlcc_status checkCopy(mlcc_device *device, mlcc_device_buffer *buffer,
+static mlcc_status checkCopy(mlccVkDevice *device, mlccVkBuffer *buffer,
                              uint64_t offset, const void *host, uint64_t bytes,
                              const char *fn) {
   if (!device)
@@ -322,9 +321,8 @@ static mlcc_status checkCopy(mlcc_device *device, mlcc_device_buffer *buffer,
   return MLCC_OK;
 }
 
-mlcc_status mlcc_device_write(mlcc_device *device, mlcc_device_buffer *buffer,
-                              uint64_t offset, const void *src,
-                              uint64_t bytes) {
+mlcc_status mlccVkWrite(mlccVkDevice *device, mlccVkBuffer *buffer,
+                        uint64_t offset, const void *src, uint64_t bytes) {
   static const char fn[] = "mlcc_device_write";
   mlcc_status status = checkCopy(device, buffer, offset, src, bytes, fn);
   if (status == MLCC_OK)
@@ -335,8 +333,8 @@ mlcc_status mlcc_device_write(mlcc_device *device, mlcc_device_buffer *buffer,
   return status;
 }
 
-mlcc_status mlcc_device_read(mlcc_device *device, mlcc_device_buffer *buffer,
-                             uint64_t offset, void *dst, uint64_t bytes) {
+mlcc_status mlccVkRead(mlccVkDevice *device, mlccVkBuffer *buffer,
+                       uint64_t offset, void *dst, uint64_t bytes) {
   static const char fn[] = "mlcc_device_read";
   mlcc_status status = checkCopy(device, buffer, offset, dst, bytes, fn);
   if (status == MLCC_OK)
@@ -346,7 +344,7 @@ mlcc_status mlcc_device_read(mlcc_device *device, mlcc_device_buffer *buffer,
   return status;
 }
 
-mlcc_status mlcc_device_wait(mlcc_device *device) {
+mlcc_status mlccVkWait(mlccVkDevice *device) {
   if (!device)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "mlcc_device_wait: device is NULL");
@@ -355,8 +353,8 @@ mlcc_status mlcc_device_wait(mlcc_device *device) {
 
 //===-- Launches ----------------------------------------------------------===//
 
-static mlcc_status checkLaunch(const mlcc_device *device,
-                               const mlcc_device_kernel *kernel,
+static mlcc_status checkLaunch(const mlccVkDevice *device,
+                               const mlccVkKernel *kernel,
                                const uint32_t groups[3], const uint32_t *params,
                                uint32_t num_params,
                                const mlcc_device_binding *bindings,
@@ -384,14 +382,15 @@ static mlcc_status checkLaunch(const mlcc_device *device,
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: kernel '%s': bindings is NULL", fn,
                                kernel->Name);
-  uint64_t alignment = mlcc_device_offset_alignment(device);
+  uint64_t alignment = mlccVkOffsetAlignment(device);
   for (uint32_t i = 0; i < num_bindings; ++i) {
     const mlcc_device_binding *b = &bindings[i];
-    if (!b->buffer || b->buffer->Device != device)
+    const mlccVkBuffer *buffer = (const mlccVkBuffer *)b->buffer;
+    if (!buffer || buffer->Device != device)
       return mlcc_last_error_set(
           MLCC_INVALID_ARGUMENT, "%s: kernel '%s': bindings[%u] %s", fn,
           kernel->Name, i,
-          b->buffer ? "is a buffer of another device" : "has no buffer");
+          buffer ? "is a buffer of another device" : "has no buffer");
     if (b->offset % alignment != 0)
       return mlcc_last_error_set(
           MLCC_INVALID_ARGUMENT,
@@ -399,13 +398,13 @@ static mlcc_status checkLaunch(const mlcc_device *device,
           "%llu",
           fn, kernel->Name, i, (unsigned long long)b->offset,
           (unsigned long long)alignment);
-    if (b->offset >= b->buffer->Size)
+    if (b->offset >= buffer->Size)
       return mlcc_last_error_set(
           MLCC_OUT_OF_RANGE,
           "%s: kernel '%s': bindings[%u]: offset %llu is not inside the "
           "buffer of %llu bytes",
           fn, kernel->Name, i, (unsigned long long)b->offset,
-          (unsigned long long)b->buffer->Size);
+          (unsigned long long)buffer->Size);
   }
   const uint32_t *max = device->Limits.maxComputeWorkGroupCount;
   if (groups[0] > max[0] || groups[1] > max[1] || groups[2] > max[2])
@@ -419,9 +418,9 @@ static mlcc_status checkLaunch(const mlcc_device *device,
 
 // Room for `bytes` of parameter words in the params buffer: its offset.
 // May run the recorded launches to free the buffer, or grow it.
-static mlcc_status takeParams(mlcc_device *device, uint64_t bytes,
+static mlcc_status takeParams(mlccVkDevice *device, uint64_t bytes,
                               uint64_t *offset, const char *fn) {
-  uint64_t alignment = mlcc_device_offset_alignment(device);
+  uint64_t alignment = mlccVkOffsetAlignment(device);
   uint64_t at = alignUp(device->ParamsUsed, alignment);
   if (at + bytes > device->Params->Size) {
     mlcc_status status = mlccVkSubmitAndWait(device, fn);
@@ -429,7 +428,7 @@ static mlcc_status takeParams(mlcc_device *device, uint64_t bytes,
       return status;
     at = 0;
     if (bytes > device->Params->Size) {
-      mlcc_device_buffer *larger = NULL;
+      mlccVkBuffer *larger = NULL;
       status = mlccVkNewBuffer(
           device, alignUp(bytes, MLCC_VK_PARAMS_INITIAL_BYTES), fn, &larger);
       if (status != MLCC_OK)
@@ -443,11 +442,11 @@ static mlcc_status takeParams(mlcc_device *device, uint64_t bytes,
   return MLCC_OK;
 }
 
-mlcc_status mlcc_device_launch(mlcc_device *device, mlcc_device_kernel *kernel,
-                               const uint32_t groups[3], const uint32_t *params,
-                               uint32_t num_params,
-                               const mlcc_device_binding *bindings,
-                               uint32_t num_bindings) {
+mlcc_status mlccVkLaunch(mlccVkDevice *device, mlccVkKernel *kernel,
+                         const uint32_t groups[3], const uint32_t *params,
+                         uint32_t num_params,
+                         const mlcc_device_binding *bindings,
+                         uint32_t num_bindings) {
   static const char fn[] = "mlcc_device_launch";
   if (!device || !kernel)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: %s is NULL", fn,
@@ -494,11 +493,12 @@ mlcc_status mlcc_device_launch(mlcc_device *device, mlcc_device_kernel *kernel,
       (VkDescriptorBufferInfo){device->Params->Buffer, paramOffset, paramBytes};
   for (uint32_t i = 0; i < num_bindings; ++i) {
     const mlcc_device_binding *b = &bindings[i];
+    const mlccVkBuffer *buffer = (const mlccVkBuffer *)b->buffer;
     // The whole rest of the buffer, but no more than one binding may span:
     // a kernel bound into a large arena reads only its own part of it.
-    uint64_t range = b->buffer->Size - b->offset;
+    uint64_t range = buffer->Size - b->offset;
     infos[i + 1] =
-        (VkDescriptorBufferInfo){b->buffer->Buffer, b->offset,
+        (VkDescriptorBufferInfo){buffer->Buffer, b->offset,
                                  range > device->Limits.maxStorageBufferRange
                                      ? device->Limits.maxStorageBufferRange
                                      : VK_WHOLE_SIZE};
@@ -530,114 +530,15 @@ mlcc_status mlcc_device_launch(mlcc_device *device, mlcc_device_kernel *kernel,
 
 #else // !MLCC_HAVE_VULKAN_HEADERS
 
-// Built without the Vulkan headers: no device can be opened, so the other
-// functions only ever see NULL (or a caller's bug) and do nothing.
+#include "DeviceLayer.h"
 
-mlcc_status mlcc_device_open(mlcc_device_api api, const char *selector,
-                             mlcc_device **out) {
-  (void)api;
+// Built without the Vulkan headers: no Vulkan device can be opened.
+mlcc_status mlccVkOpen(const char *selector, mlcc_device **out) {
   (void)selector;
-  if (out)
-    *out = NULL;
+  *out = NULL;
   return mlcc_last_error_set(MLCC_NO_DEVICE,
                              "mlcc_device_open: this runtime was built "
                              "without Vulkan headers");
-}
-
-void mlcc_device_close(mlcc_device *device) { (void)device; }
-
-const char *mlcc_device_name(const mlcc_device *device) {
-  (void)device;
-  return "";
-}
-
-uint64_t mlcc_device_offset_alignment(const mlcc_device *device) {
-  (void)device;
-  return 0;
-}
-
-uint64_t mlcc_device_validation_messages(const mlcc_device *device) {
-  (void)device;
-  return 0;
-}
-
-static mlcc_status noDevice(const char *fn) {
-  return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
-                             "%s: no device (this runtime was built without "
-                             "Vulkan headers)",
-                             fn);
-}
-
-mlcc_status mlcc_device_buffer_create(mlcc_device *device, uint64_t bytes,
-                                      mlcc_device_buffer **out) {
-  (void)device;
-  (void)bytes;
-  if (out)
-    *out = NULL;
-  return noDevice("mlcc_device_buffer_create");
-}
-
-void mlcc_device_buffer_destroy(mlcc_device *device,
-                                mlcc_device_buffer *buffer) {
-  (void)device;
-  (void)buffer;
-}
-
-mlcc_status mlcc_device_kernel_create(mlcc_device *device,
-                                      const mlcc_device_kernel_desc *desc,
-                                      mlcc_device_kernel **out) {
-  (void)device;
-  (void)desc;
-  if (out)
-    *out = NULL;
-  return noDevice("mlcc_device_kernel_create");
-}
-
-void mlcc_device_kernel_destroy(mlcc_device *device,
-                                mlcc_device_kernel *kernel) {
-  (void)device;
-  (void)kernel;
-}
-
-mlcc_status mlcc_device_launch(mlcc_device *device, mlcc_device_kernel *kernel,
-                               const uint32_t groups[3], const uint32_t *params,
-                               uint32_t num_params,
-                               const mlcc_device_binding *bindings,
-                               uint32_t num_bindings) {
-  (void)device;
-  (void)kernel;
-  (void)groups;
-  (void)params;
-  (void)num_params;
-  (void)bindings;
-  (void)num_bindings;
-  return noDevice("mlcc_device_launch");
-}
-
-mlcc_status mlcc_device_write(mlcc_device *device, mlcc_device_buffer *buffer,
-                              uint64_t offset, const void *src,
-                              uint64_t bytes) {
-  (void)device;
-  (void)buffer;
-  (void)offset;
-  (void)src;
-  (void)bytes;
-  return noDevice("mlcc_device_write");
-}
-
-mlcc_status mlcc_device_read(mlcc_device *device, mlcc_device_buffer *buffer,
-                             uint64_t offset, void *dst, uint64_t bytes) {
-  (void)device;
-  (void)buffer;
-  (void)offset;
-  (void)dst;
-  (void)bytes;
-  return noDevice("mlcc_device_read");
-}
-
-mlcc_status mlcc_device_wait(mlcc_device *device) {
-  (void)device;
-  return noDevice("mlcc_device_wait");
 }
 
 #endif // MLCC_HAVE_VULKAN_HEADERS

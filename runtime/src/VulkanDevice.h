@@ -11,8 +11,8 @@
 #ifndef MLCC_RUNTIME_SRC_VULKANDEVICE_H
 #define MLCC_RUNTIME_SRC_VULKANDEVICE_H
 
+#include "DeviceLayer.h"
 #include "VulkanLoader.h"
-#include "mlcc/device.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -27,18 +27,22 @@ enum {
   MLCC_VK_MAX_BINDINGS = 1024,
 };
 
-struct mlcc_device_buffer {
-  mlcc_device *Device;
-  mlcc_device_buffer *Prev, *Next; // the device's list, for close
+typedef struct mlccVkDevice mlccVkDevice;
+typedef struct mlccVkBuffer mlccVkBuffer;
+typedef struct mlccVkKernel mlccVkKernel;
+
+struct mlccVkBuffer {
+  mlccVkDevice *Device;
+  mlccVkBuffer *Prev, *Next; // the device's list, for close
   VkBuffer Buffer;
   VkDeviceMemory Memory;
   unsigned char *Mapped;
   uint64_t Size; // as asked for
 };
 
-struct mlcc_device_kernel {
-  mlcc_device *Device;
-  mlcc_device_kernel *Prev, *Next; // the device's list, for close
+struct mlccVkKernel {
+  mlccVkDevice *Device;
+  mlccVkKernel *Prev, *Next; // the device's list, for close
   VkShaderModule Module;
   VkDescriptorSetLayout SetLayout;
   VkPipelineLayout Layout;
@@ -47,7 +51,8 @@ struct mlcc_device_kernel {
   char *Name; // owned copy, for messages
 };
 
-struct mlcc_device {
+struct mlccVkDevice {
+  mlcc_device Base; // first: the public handle
   mlcc_vk_functions Vk;
   VkInstance Instance;
   VkDebugUtilsMessengerEXT Messenger;
@@ -65,12 +70,12 @@ struct mlcc_device {
   bool Recording; // Commands is begun and holds launches
   bool Lost;      // VK_ERROR_DEVICE_LOST was seen: every call fails
   // Binding 0 of each launch: ParamsUsed bytes of Params are taken.
-  mlcc_device_buffer *Params;
+  mlccVkBuffer *Params;
   uint64_t ParamsUsed;
   VkWriteDescriptorSet *Writes;  // MaxBindings entries
   VkDescriptorBufferInfo *Infos; // MaxBindings entries
-  mlcc_device_buffer *Buffers;   // every live buffer, but Params
-  mlcc_device_kernel *Kernels;   // every live kernel
+  mlccVkBuffer *Buffers;         // every live buffer, but Params
+  mlccVkKernel *Kernels;         // every live kernel
   // The validation layer may call back from threads of its own.
   _Atomic uint64_t ValidationMessages;
   char Name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
@@ -83,7 +88,7 @@ bool mlccVkIsOutOfMemory(VkResult result);
 /// "fn: call failed (VkResult -4, VK_ERROR_DEVICE_LOST)". Out-of-memory
 /// results give MLCC_OUT_OF_MEMORY, the others MLCC_INTERNAL; a lost device
 /// is remembered in `device` (may be NULL).
-mlcc_status mlccVkFailed(mlcc_device *device, VkResult result, const char *fn,
+mlcc_status mlccVkFailed(mlccVkDevice *device, VkResult result, const char *fn,
                          const char *call);
 
 /// The failure of every call on a lost device.
@@ -91,19 +96,43 @@ mlcc_status mlccVkDeviceLost(const char *fn);
 
 /// A mapped, zero-filled storage buffer of `bytes`, not linked into the
 /// device's list.
-mlcc_status mlccVkNewBuffer(mlcc_device *device, uint64_t bytes, const char *fn,
-                            mlcc_device_buffer **out);
+mlcc_status mlccVkNewBuffer(mlccVkDevice *device, uint64_t bytes,
+                            const char *fn, mlccVkBuffer **out);
 
 /// Frees a buffer made by mlccVkNewBuffer (already unlinked).
-void mlccVkFreeBuffer(mlcc_device *device, mlcc_device_buffer *buffer);
+void mlccVkFreeBuffer(mlccVkDevice *device, mlccVkBuffer *buffer);
 
 /// Submits the recorded launches (if any), waits for them, and frees the
 /// command buffer and the params buffer for the next ones. The recorded
 /// launches are dropped when this fails.
-mlcc_status mlccVkSubmitAndWait(mlcc_device *device, const char *fn);
+mlcc_status mlccVkSubmitAndWait(mlccVkDevice *device, const char *fn);
 
 /// Unlinks `kernel` from its device and frees it, whatever parts of it
 /// were made.
-void mlccVkDestroyKernel(mlcc_device *device, mlcc_device_kernel *kernel);
+void mlccVkDestroyKernel(mlccVkDevice *device, mlccVkKernel *kernel);
+
+/// mlcc/device.h's functions for a Vulkan device; the ops table
+/// (VulkanOpen.c) calls them. Device.c has checked the arguments it checks.
+void mlccVkClose(mlccVkDevice *device);
+const char *mlccVkName(const mlccVkDevice *device);
+uint64_t mlccVkOffsetAlignment(const mlccVkDevice *device);
+uint64_t mlccVkValidationMessages(const mlccVkDevice *device);
+mlcc_status mlccVkBufferCreate(mlccVkDevice *device, uint64_t bytes,
+                               mlccVkBuffer **out);
+void mlccVkBufferDestroy(mlccVkDevice *device, mlccVkBuffer *buffer);
+mlcc_status mlccVkKernelCreate(mlccVkDevice *device,
+                               const mlcc_device_kernel_desc *desc,
+                               mlccVkKernel **out);
+void mlccVkKernelDestroy(mlccVkDevice *device, mlccVkKernel *kernel);
+mlcc_status mlccVkLaunch(mlccVkDevice *device, mlccVkKernel *kernel,
+                         const uint32_t groups[3], const uint32_t *params,
+                         uint32_t num_params,
+                         const mlcc_device_binding *bindings,
+                         uint32_t num_bindings);
+mlcc_status mlccVkWrite(mlccVkDevice *device, mlccVkBuffer *buffer,
+                        uint64_t offset, const void *src, uint64_t bytes);
+mlcc_status mlccVkRead(mlccVkDevice *device, mlccVkBuffer *buffer,
+                       uint64_t offset, void *dst, uint64_t bytes);
+mlcc_status mlccVkWait(mlccVkDevice *device);
 
 #endif // MLCC_RUNTIME_SRC_VULKANDEVICE_H

@@ -91,7 +91,7 @@ static mlcc_status checkSpirv(const mlcc_device_kernel_desc *desc,
   return MLCC_OK;
 }
 
-static mlcc_status checkKernelDesc(const mlcc_device *device,
+static mlcc_status checkKernelDesc(const mlccVkDevice *device,
                                    const mlcc_device_kernel_desc *desc,
                                    const char *fn) {
   if (!desc->name || !desc->name[0])
@@ -137,7 +137,7 @@ static mlcc_status checkKernelDesc(const mlcc_device *device,
   return checkSpirv(desc, fn);
 }
 
-void mlccVkDestroyKernel(mlcc_device *device, mlcc_device_kernel *kernel) {
+void mlccVkDestroyKernel(mlccVkDevice *device, mlccVkKernel *kernel) {
   const mlcc_vk_functions *vk = &device->Vk;
   if (kernel->Prev)
     kernel->Prev->Next = kernel->Next;
@@ -158,9 +158,9 @@ void mlccVkDestroyKernel(mlcc_device *device, mlcc_device_kernel *kernel) {
 }
 
 // The Vulkan objects of a kernel whose descriptor was checked.
-static mlcc_status buildKernel(mlcc_device *device,
+static mlcc_status buildKernel(mlccVkDevice *device,
                                const mlcc_device_kernel_desc *desc,
-                               mlcc_device_kernel *kernel, const char *fn) {
+                               mlccVkKernel *kernel, const char *fn) {
   const mlcc_vk_functions *vk = &device->Vk;
   VkShaderModuleCreateInfo moduleInfo = {
       .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
@@ -227,9 +227,9 @@ static mlcc_status buildKernel(mlcc_device *device,
   return MLCC_OK;
 }
 
-mlcc_status mlcc_device_kernel_create(mlcc_device *device,
-                                      const mlcc_device_kernel_desc *desc,
-                                      mlcc_device_kernel **out) {
+mlcc_status mlccVkKernelCreate(mlccVkDevice *device,
+                               const mlcc_device_kernel_desc *desc,
+                               mlccVkKernel **out) {
   static const char fn[] = "mlcc_device_kernel_create";
   if (!out)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: out is NULL", fn);
@@ -242,7 +242,7 @@ mlcc_status mlcc_device_kernel_create(mlcc_device *device,
   mlcc_status status = checkKernelDesc(device, desc, fn);
   if (status != MLCC_OK)
     return status;
-  mlcc_device_kernel *kernel = calloc(1, sizeof(*kernel));
+  mlccVkKernel *kernel = calloc(1, sizeof(*kernel));
   size_t nameBytes = strlen(desc->name) + 1;
   char *name = malloc(nameBytes);
   if (!kernel || !name) {
@@ -268,8 +268,7 @@ mlcc_status mlcc_device_kernel_create(mlcc_device *device,
   return MLCC_OK;
 }
 
-void mlcc_device_kernel_destroy(mlcc_device *device,
-                                mlcc_device_kernel *kernel) {
+void mlccVkKernelDestroy(mlccVkDevice *device, mlccVkKernel *kernel) {
   if (!device || !kernel || kernel->Device != device)
     return;
   if (device->Recording) // as for buffers: recorded launches may use it

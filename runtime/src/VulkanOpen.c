@@ -21,7 +21,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL onValidationMessage(
     const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
   (void)severity;
   (void)types;
-  mlcc_device *device = user;
+  mlccVkDevice *device = user;
   atomic_fetch_add(&device->ValidationMessages, 1);
   fprintf(stderr, "mlcc vulkan validation: %s\n",
           data && data->pMessage ? data->pMessage : "(no message)");
@@ -29,7 +29,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL onValidationMessage(
   return VK_FALSE;
 }
 
-static VkDebugUtilsMessengerCreateInfoEXT messengerInfo(mlcc_device *device) {
+static VkDebugUtilsMessengerCreateInfoEXT messengerInfo(mlccVkDevice *device) {
   VkDebugUtilsMessengerCreateInfoEXT info = {
       .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
       .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
@@ -110,7 +110,7 @@ static mlcc_status checkValidationLayer(const mlcc_vk_functions *vk) {
 
 // The instance, for API 1.2 where the loader has it (so that 1.2 devices
 // take the 8- and 16-bit features without extensions), else 1.1.
-static mlcc_status createInstance(mlcc_device *device, bool validation,
+static mlcc_status createInstance(mlccVkDevice *device, bool validation,
                                   uint32_t *apiVersion) {
   mlcc_vk_functions *vk = &device->Vk;
   uint32_t loaderVersion = VK_API_VERSION_1_0;
@@ -260,7 +260,7 @@ static mlcc_status noMatchingDevice(const VkPhysicalDeviceProperties *props,
 }
 
 // The physical device, by the selector rules of device.h.
-static mlcc_status pickPhysicalDevice(mlcc_device *device,
+static mlcc_status pickPhysicalDevice(mlccVkDevice *device,
                                       const char *selector) {
   const mlcc_vk_functions *vk = &device->Vk;
   const char *from = "the selector";
@@ -350,7 +350,7 @@ static void linkFeatures(FeatureChain *chain, bool storage8, bool float16Int8) {
     *next = &chain->Float16Int8;
 }
 
-static mlcc_status createDevice(mlcc_device *device, uint32_t apiVersion) {
+static mlcc_status createDevice(mlccVkDevice *device, uint32_t apiVersion) {
   const char fn[] = "mlcc_device_open";
   mlcc_vk_functions *vk = &device->Vk;
   uint32_t families = 0;
@@ -527,10 +527,10 @@ static mlcc_status createDevice(mlcc_device *device, uint32_t apiVersion) {
                          &device->Params);
 }
 
-void mlccVkDestroyKernel(mlcc_device *device, mlcc_device_kernel *kernel);
+void mlccVkDestroyKernel(mlccVkDevice *device, mlccVkKernel *kernel);
 
 // Frees what `device` holds, however far opening it got.
-static void destroyDevice(mlcc_device *device) {
+static void destroyDevice(mlccVkDevice *device) {
   mlcc_vk_functions *vk = &device->Vk;
   if (device->Device) {
     // Nothing is in flight between calls; recorded launches are dropped
@@ -540,7 +540,7 @@ static void destroyDevice(mlcc_device *device) {
     while (device->Kernels)
       mlccVkDestroyKernel(device, device->Kernels);
     while (device->Buffers) {
-      mlcc_device_buffer *buffer = device->Buffers;
+      mlccVkBuffer *buffer = device->Buffers;
       device->Buffers = buffer->Next;
       mlccVkFreeBuffer(device, buffer);
     }
@@ -565,18 +565,11 @@ static void destroyDevice(mlcc_device *device) {
   free(device);
 }
 
-mlcc_status mlcc_device_open(mlcc_device_api api, const char *selector,
-                             mlcc_device **out) {
-  if (!out)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
-                               "mlcc_device_open: out is NULL");
+static const mlccDeviceOps VulkanOps;
+
+mlcc_status mlccVkOpen(const char *selector, mlcc_device **out) {
   *out = NULL;
-  if (api != MLCC_DEVICE_API_VULKAN)
-    return mlcc_last_error_set(MLCC_UNSUPPORTED,
-                               "mlcc_device_open: device API %d is not one "
-                               "this runtime supports (Vulkan is %d)",
-                               (int)api, (int)MLCC_DEVICE_API_VULKAN);
-  mlcc_device *device = calloc(1, sizeof(*device));
+  mlccVkDevice *device = calloc(1, sizeof(*device));
   if (!device)
     return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
                                "mlcc_device_open: cannot allocate the handle");
@@ -596,26 +589,95 @@ mlcc_status mlcc_device_open(mlcc_device_api api, const char *selector,
     destroyDevice(device);
     return status;
   }
-  *out = device;
+  device->Base.Ops = &VulkanOps;
+  *out = &device->Base;
   return MLCC_OK;
 }
 
-void mlcc_device_close(mlcc_device *device) {
+void mlccVkClose(mlccVkDevice *device) {
   if (device)
     destroyDevice(device);
 }
 
-const char *mlcc_device_name(const mlcc_device *device) {
+const char *mlccVkName(const mlccVkDevice *device) {
   return device ? device->Name : "";
 }
 
-uint64_t mlcc_device_offset_alignment(const mlcc_device *device) {
+uint64_t mlccVkOffsetAlignment(const mlccVkDevice *device) {
   if (!device)
     return 0;
   uint64_t alignment = device->Limits.minStorageBufferOffsetAlignment;
   return alignment ? alignment : 1;
 }
 
-uint64_t mlcc_device_validation_messages(const mlcc_device *device) {
+uint64_t mlccVkValidationMessages(const mlccVkDevice *device) {
   return device ? atomic_load(&device->ValidationMessages) : 0;
 }
+
+//===-- The device's ops (DeviceLayer.h) ----------------------------------===//
+//
+// The public handles are this file's types: a Vulkan device only ever sees
+// its own buffers and kernels.
+
+static void opClose(mlcc_device *d) { mlccVkClose((mlccVkDevice *)d); }
+static const char *opName(const mlcc_device *d) {
+  return mlccVkName((const mlccVkDevice *)d);
+}
+static uint64_t opOffsetAlignment(const mlcc_device *d) {
+  return mlccVkOffsetAlignment((const mlccVkDevice *)d);
+}
+static uint64_t opValidationMessages(const mlcc_device *d) {
+  return mlccVkValidationMessages((const mlccVkDevice *)d);
+}
+static mlcc_status opBufferCreate(mlcc_device *d, uint64_t bytes,
+                                  mlcc_device_buffer **out) {
+  return mlccVkBufferCreate((mlccVkDevice *)d, bytes, (mlccVkBuffer **)out);
+}
+static void opBufferDestroy(mlcc_device *d, mlcc_device_buffer *buffer) {
+  mlccVkBufferDestroy((mlccVkDevice *)d, (mlccVkBuffer *)buffer);
+}
+static mlcc_status opKernelCreate(mlcc_device *d,
+                                  const mlcc_device_kernel_desc *desc,
+                                  mlcc_device_kernel **out) {
+  return mlccVkKernelCreate((mlccVkDevice *)d, desc, (mlccVkKernel **)out);
+}
+static void opKernelDestroy(mlcc_device *d, mlcc_device_kernel *kernel) {
+  mlccVkKernelDestroy((mlccVkDevice *)d, (mlccVkKernel *)kernel);
+}
+static mlcc_status opLaunch(mlcc_device *d, mlcc_device_kernel *kernel,
+                            const uint32_t groups[3], const uint32_t *params,
+                            uint32_t num_params,
+                            const mlcc_device_binding *bindings,
+                            uint32_t num_bindings) {
+  return mlccVkLaunch((mlccVkDevice *)d, (mlccVkKernel *)kernel, groups, params,
+                      num_params, bindings, num_bindings);
+}
+static mlcc_status opWrite(mlcc_device *d, mlcc_device_buffer *buffer,
+                           uint64_t offset, const void *src, uint64_t bytes) {
+  return mlccVkWrite((mlccVkDevice *)d, (mlccVkBuffer *)buffer, offset, src,
+                     bytes);
+}
+static mlcc_status opRead(mlcc_device *d, mlcc_device_buffer *buffer,
+                          uint64_t offset, void *dst, uint64_t bytes) {
+  return mlccVkRead((mlccVkDevice *)d, (mlccVkBuffer *)buffer, offset, dst,
+                    bytes);
+}
+static mlcc_status opWait(mlcc_device *d) {
+  return mlccVkWait((mlccVkDevice *)d);
+}
+
+static const mlccDeviceOps VulkanOps = {
+    .close = opClose,
+    .name = opName,
+    .offsetAlignment = opOffsetAlignment,
+    .validationMessages = opValidationMessages,
+    .bufferCreate = opBufferCreate,
+    .bufferDestroy = opBufferDestroy,
+    .kernelCreate = opKernelCreate,
+    .kernelDestroy = opKernelDestroy,
+    .launch = opLaunch,
+    .write = opWrite,
+    .read = opRead,
+    .wait = opWait,
+    .setStream = NULL,
+};

@@ -47,6 +47,10 @@ struct Options {
   /// buffers bound one element off; barriers: no barrier): the runs that
   /// prove the vulkan tests can fail.
   lowering::DeviceFault deviceFault = lowering::DeviceFault::None;
+  /// Compile for the target (its device code assembled where the target
+  /// does that: ptxas for cuda) without running: for a GPU this machine
+  /// does not have.
+  bool compileOnly = false;
   bool update = false;
   bool verbose = false;
   int timeoutSeconds = 120;
@@ -115,6 +119,11 @@ std::string runTest(const std::string &dir, const Options &opts) {
     options.name = "conformance";
     options.targetKernels = !opts.portableOnly;
     options.deviceFault = opts.deviceFault;
+    if (opts.compileOnly) {
+      lowering::CompiledModel object;
+      ref::Status s = compileForTarget(*module, opts.target, options, object);
+      return s.failed() ? "compile: " + s.message() : "";
+    }
     ref::Status s = CompiledModelRunner::compileAndLoad(
         *module, opts.target, options, nullptr, compiled);
     if (s.failed())
@@ -187,7 +196,8 @@ int usage() {
   std::fprintf(
       stderr,
       "usage: mlcc-conformance --expected FILE --exclusions FILE "
-      "[--filter PREFIX] [--target ref|avx512|vulkan] [--portable-only] "
+      "[--filter PREFIX] [--target ref|avx512|vulkan|cuda] [--portable-only] "
+      "[--compile-only] "
       "[--inject-device-fault offset|barriers] "
       "[--update] [-v] "
       "ROOT...\n");
@@ -208,6 +218,8 @@ int main(int argc, char **argv) {
       opts.filter = argv[++i];
     else if (a == "--target" && i + 1 < argc)
       opts.target = argv[++i];
+    else if (a == "--compile-only")
+      opts.compileOnly = true;
     else if (a == "--portable-only")
       opts.portableOnly = true;
     else if (a == "--inject-device-fault" && i + 1 < argc) {

@@ -42,6 +42,7 @@ import math
 import os
 import shutil
 import subprocess
+import tempfile
 import sys
 import time
 import warnings
@@ -684,19 +685,28 @@ def read_known_failures(path):
     return known
 
 
-def run_mlcc(mlcc, model_dir, dims, target, rtol=RTOL, atol=ATOL):
+def run_mlcc(mlcc, model_dir, dims, target, rtol=RTOL, atol=ATOL, compile_only=False):
     """Run on `target` (in process) with --check; returns (ok, seconds, text),
     with text the mlcc lines for each output (max abs / rel error) or its
-    error."""
-    cmd = [mlcc, "run", os.path.join(model_dir, "model.onnx"), "--target", target,
-           "--data", os.path.join(model_dir, "test_data_set_0"), "--check",
-           "--rtol", str(rtol), "--atol", str(atol)]
+    error. With compile_only, compile an object for `target` instead (for a
+    GPU this machine lacks), text the --stats lines about kernels."""
+    if compile_only:
+        cmd = [mlcc, "compile", os.path.join(model_dir, "model.onnx"), "--target", target,
+               "-o", os.path.join(tempfile.mkdtemp(prefix="mlcc-zoo-"), "model.o"), "--stats"]
+    else:
+        cmd = [mlcc, "run", os.path.join(model_dir, "model.onnx"), "--target", target,
+               "--data", os.path.join(model_dir, "test_data_set_0"), "--check",
+               "--rtol", str(rtol), "--atol", str(atol)]
     for dim in filter(None, dims.split(",")):
         cmd += ["--dim", dim]
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = [ln.strip() for ln in p.stdout.splitlines()
-             if not ln.startswith("Output '") or "error" in ln]
+    if compile_only:
+        lines = [ln.strip() for ln in p.stdout.splitlines()
+                 if ln.startswith(("model '", "device ", "mlcc: error"))]
+    else:
+        lines = [ln.strip() for ln in p.stdout.splitlines()
+                 if not ln.startswith("Output '") or "error" in ln]
     return p.returncode == 0, time.time() - t0, "\n    ".join(lines)
 
 
@@ -711,6 +721,8 @@ def main():
                     help="with --mlcc: models the target cannot run yet, with reasons")
     ap.add_argument("--no-export", action="store_true",
                     help="with --mlcc: only run the models already in OUT")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="with --mlcc: only compile for --target (e.g. cuda without a GPU)")
     ap.add_argument("--rtol", type=float, help="with --mlcc: use this rtol for every model")
     ap.add_argument("--atol", type=float, help="with --mlcc: use this atol for every model")
     args = ap.parse_args()
@@ -751,7 +763,8 @@ def main():
                   f"  opset {model.opset_import[0].version}  export {time.time() - t0:6.1f} s",
                   flush=True)
         if args.mlcc:
-            ok, secs, text = run_mlcc(args.mlcc, model_dir, dims, args.target, rtol, atol)
+            ok, secs, text = run_mlcc(args.mlcc, model_dir, dims, args.target, rtol, atol,
+                                      args.compile_only)
             known = known_failures.get(name)
             verdict = ("XPASS" if ok else "XFAIL") if known else ("PASS" if ok else "FAIL")
             results.append((name, verdict))

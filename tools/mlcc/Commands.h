@@ -3,6 +3,7 @@
 #ifndef MLCC_TOOLS_MLCC_COMMANDS_H
 #define MLCC_TOOLS_MLCC_COMMANDS_H
 
+#include "Target.h"
 #include "mlcc/Driver/Driver.h"
 
 #include <string>
@@ -31,6 +32,7 @@ struct CompileOptions {
   std::string name;
   std::string weights = "embedded";
   std::string weightsFile;
+  lowering::TargetOptions targetOptions;
   bool stats = false;
   /// Every op through the portable lowerings, no target kernel (to test
   /// them on ops a kernel would take).

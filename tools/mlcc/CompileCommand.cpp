@@ -177,6 +177,9 @@ int runCompile(const CompileOptions &options) {
     compileOptions.hostMlir = &hostStream;
   if (options.emit == "kernels")
     compileOptions.deviceKernels = &hostStream;
+  if (options.emit == "device-asm")
+    compileOptions.deviceAssembly = &hostStream;
+  compileOptions.target = options.targetOptions;
   compileOptions.externalWeights = options.weights == "external";
   lowering::CompiledModel compiled;
   std::vector<ModuleOp> modules;
@@ -192,7 +195,8 @@ int runCompile(const CompileOptions &options) {
   // Nothing is written before everything is compiled, and ToolOutputFile
   // removes its file unless kept: an error leaves no partial output.
   std::vector<std::unique_ptr<llvm::ToolOutputFile>> files;
-  if (options.emit == "host-mlir" || options.emit == "kernels") {
+  if (options.emit == "host-mlir" || options.emit == "kernels" ||
+      options.emit == "device-asm") {
     if (!writeFile(options.output.empty() ? "-" : options.output, hostText,
                    files))
       return 1;
@@ -229,6 +233,13 @@ int runCompile(const CompileOptions &options) {
                 "kernels), %u read-backs\n",
                 compiled.launchSites, compiled.serialLaunchSites,
                 compiled.readBackSites);
+  // The device assembler's resources per kernel (ptxas -v for cuda).
+  if (options.stats && !compiled.kernelReports.empty()) {
+    std::printf("device assembler: %u of %zu kernels spill registers\n",
+                compiled.spillingKernels, compiled.numKernels);
+    for (const std::string &report : compiled.kernelReports)
+      std::printf("%s\n", report.c_str());
+  }
   return 0;
 }
 

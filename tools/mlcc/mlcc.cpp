@@ -63,10 +63,12 @@ int main(int argc, char **argv) {
       ->add_option("--emit", compile.emit,
                    "What to write: obj (object + header), mlir (graph "
                    "dialect after the pipeline), host-mlir (the host "
-                   "module before it goes to LLVM) or kernels (a device "
-                   "target's kernels in the gpu dialect)")
+                   "module before it goes to LLVM), kernels (a device "
+                   "target's kernels in the gpu dialect) or device-asm (the "
+                   "kernels as the API's assembly: PTX for cuda)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"mlir", "obj", "host-mlir", "kernels"}));
+      ->check(
+          CLI::IsMember({"mlir", "obj", "host-mlir", "kernels", "device-asm"}));
   compileCmd->add_option("-o,--output", compile.output,
                          "Output file (required for obj; default stdout for "
                          "the IR)");
@@ -76,6 +78,14 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--name", compile.name,
                          "C identifier of the model in its API, "
                          "mlcc_<name>_run (default: the model file's stem)");
+  compileCmd->add_option("--gpu-arch", compile.targetOptions.gpuArchs,
+                         "GPU architectures of --target cuda, comma-separated "
+                         "(default: sm_80,sm_90)");
+  compileCmd->add_option("--cuda-path", compile.targetOptions.cudaPath,
+                         "CUDA toolkit for --target cuda: libdevice for math "
+                         "functions, ptxas for cubins (default: $CUDA_PATH, "
+                         "/usr/local/cuda, /usr/lib/cuda; none: PTX only, "
+                         "f32 math expanded into polynomials)");
   compileCmd->add_option("--weights", compile.weights,
                          "Where the weights go: embedded (read-only data in "
                          "the object) or external (a weights file that "

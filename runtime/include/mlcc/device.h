@@ -1,12 +1,13 @@
 //===- device.h - The runtime's device layer ----------------------*- C -*-===//
 //
 // One small interface over a GPU API: open a device, make buffers, load a
-// kernel, record launches, copy, wait. Each API (Vulkan first; CUDA and
-// Metal later) is implemented in runtime/src (Vulkan: Vulkan*.c, one
-// VulkanDevice.c without the Vulkan headers at build time). The runtime never
-// links a GPU API: the implementation loads it (libvulkan.so.1) with dlopen
-// when a device is opened, so a machine without a driver or a device gets
-// MLCC_NO_DEVICE with a message, never a crash or a link error.
+// kernel, record launches, copy, wait. Each API is implemented in
+// runtime/src (Device.c dispatches): Vulkan in Vulkan*.c (only a stub
+// without the Vulkan headers at build time), CUDA in Cuda*.c (no CUDA
+// headers needed). The runtime never links a GPU API: the implementation
+// loads it (libvulkan.so.1, libcuda.so.1) with dlopen when a device is
+// opened, so a machine without a driver or a device gets MLCC_NO_DEVICE
+// with a message, never a crash or a link error.
 //
 // Compiled device models (mlcc compile --target vulkan) use this layer
 // through the model runtime (Model.c, DeviceModel.c); applications may use
@@ -14,7 +15,8 @@
 //
 // Kernels follow one binding convention, written by the compiler: binding 0
 // of descriptor set 0 is the launch's parameter words (a storage buffer of
-// uint32_t), bindings 1..n are the launch's buffers, in order. Every
+// uint32_t), bindings 1..n are the launch's buffers, in order. A CUDA
+// kernel takes the same as 1 + n pointer arguments. Every
 // function records its message (mlcc_last_error_message) when it fails.
 //
 // A device, and the buffers and kernels made on it, are used by one thread
@@ -35,7 +37,33 @@ MLCC_EXTERN_C_BEGIN
 /// model ABI.
 typedef enum mlcc_device_api {
   MLCC_DEVICE_API_VULKAN = 1,
+  MLCC_DEVICE_API_CUDA = 2,
 } mlcc_device_api;
+
+/// A CUDA kernel's code (mlcc_device_kernel_desc::code): a bundle of images
+/// of the one kernel for several GPU architectures. The header, then
+/// num_images entries, then the images; integers little-endian. The device
+/// layer loads the cubin of the device's architecture (same major version,
+/// highest minor not above the device's), else JIT-compiles the PTX of the
+/// newest architecture not above the device's.
+#define MLCC_CUDA_BUNDLE_MAGIC "MLCCCUDA"
+typedef struct mlcc_cuda_bundle_header {
+  char magic[8]; ///< MLCC_CUDA_BUNDLE_MAGIC, no NUL
+  uint32_t num_images;
+  uint32_t reserved; ///< 0
+} mlcc_cuda_bundle_header;
+
+typedef enum mlcc_cuda_image_kind {
+  MLCC_CUDA_IMAGE_PTX = 1,   ///< PTX text with its NUL
+  MLCC_CUDA_IMAGE_CUBIN = 2, ///< ptxas's ELF
+} mlcc_cuda_image_kind;
+
+typedef struct mlcc_cuda_image {
+  uint32_t kind;   ///< an mlcc_cuda_image_kind
+  uint32_t arch;   ///< compute capability: 80 for sm_80
+  uint64_t offset; ///< from the bundle's first byte
+  uint64_t bytes;
+} mlcc_cuda_image;
 
 /// One compute kernel, as a model object holds it.
 typedef struct mlcc_device_kernel_desc {
@@ -43,7 +71,8 @@ typedef struct mlcc_device_kernel_desc {
   /// point (a GLCompute one) the pipeline is made from: the compiler names
   /// each entry point after its kernel, not "main".
   const char *name;
-  const void *code; ///< SPIR-V words (Vulkan), 4-byte aligned
+  /// SPIR-V words (Vulkan), 4-byte aligned; a bundle (CUDA), 8-byte aligned
+  const void *code;
   uint64_t code_bytes;
   /// Storage buffers after the parameter words: bindings 1..num_buffers.
   uint32_t num_buffers;
@@ -75,6 +104,10 @@ typedef struct mlcc_device_binding {
 /// No loader, no driver or no matching device: MLCC_NO_DEVICE (a message
 /// lists the devices there are). A device without Vulkan 1.1 or
 /// VK_KHR_push_descriptor: MLCC_UNSUPPORTED. Other APIs: MLCC_UNSUPPORTED.
+/// CUDA: the CUDA driver's device list, in its order, and without a
+/// selector the first device; no libcuda.so.1, a failing cuInit or no
+/// device: MLCC_NO_DEVICE. MLCC_CUDA_GRAPHS=0 in the environment turns the
+/// capture of repeated launch batches into CUDA graphs off.
 MLCC_API mlcc_status mlcc_device_open(mlcc_device_api api, const char *selector,
                                       mlcc_device **out);
 
@@ -146,6 +179,12 @@ MLCC_API mlcc_status mlcc_device_read(mlcc_device *device,
 
 /// Runs the launches recorded so far and waits for them.
 MLCC_API mlcc_status mlcc_device_wait(mlcc_device *device);
+
+/// CUDA: runs the device's work from now on on `stream` (a CUstream the
+/// application made on the device's primary context, and keeps alive until
+/// it sets another or closes the device); NULL returns to the device's own
+/// stream. What was recorded runs first. Other APIs: MLCC_UNSUPPORTED.
+MLCC_API mlcc_status mlcc_device_set_stream(mlcc_device *device, void *stream);
 
 MLCC_EXTERN_C_END
 

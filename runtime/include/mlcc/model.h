@@ -77,7 +77,8 @@ typedef struct mlcc_model_variant {
   mlcc_model_entry_fn entry;
 } mlcc_model_variant;
 
-/// A device model's kernels and weights (`mlcc compile --target vulkan`).
+/// A device model's kernels and weights (`mlcc compile --target vulkan` or
+/// `--target cuda`).
 /// 32 bytes.
 typedef struct mlcc_device_program {
   uint32_t api; ///< an mlcc_device_api value
@@ -164,6 +165,11 @@ MLCC_API mlcc_status mlcc_model_create_from_memory(
 
 /// Frees a context made by mlcc_model_create. NULL is a no-op.
 MLCC_API void mlcc_model_destroy(mlcc_model_context *ctx);
+
+/// The device a device model's context runs on (to name it, or to give a
+/// CUDA model the application's stream with mlcc_device_set_stream); NULL
+/// for a CPU model or a NULL context. It belongs to the context.
+MLCC_API mlcc_device *mlcc_model_device(mlcc_model_context *ctx);
 
 /// Checks every input and output descriptor against `desc` (dtype, rank,
 /// dims, data pointers; "input 'x': expected 4 dims, got 3") and runs the

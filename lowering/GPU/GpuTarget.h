@@ -1,0 +1,38 @@
+//===- GpuTarget.h - A GPU target: the hot kernels and an API --*- C++ -*-===//
+//
+// Every GPU target is the same Target: the hot ops through lowerHotOp
+// (lowering/GPU), every other op through the portable lowering, the host
+// schedule on the application's x86-64 CPU (it only computes addresses and
+// calls the runtime), and a DeviceBackend that compiles the kernels for
+// its API (SPIR-V for Vulkan, PTX for CUDA).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_GPU_GPUTARGET_H
+#define MLCC_LOWERING_GPU_GPUTARGET_H
+
+#include "Target.h"
+
+#include <memory>
+#include <string>
+
+namespace mlcc::gpukernels {
+
+class GpuTarget : public lowering::Target {
+public:
+  GpuTarget(std::string name, std::unique_ptr<lowering::DeviceBackend> backend)
+      : targetName(std::move(name)), backend(std::move(backend)) {}
+  llvm::StringRef name() const override { return targetName; }
+  llvm::StringRef hostCpu() const override { return "x86-64"; }
+  lowering::TargetLowering lowerOp(mlir::Operation *op,
+                                   lowering::OpLoweringContext &ctx) override;
+  lowering::DeviceBackend *device() override { return backend.get(); }
+
+private:
+  std::string targetName;
+  std::unique_ptr<lowering::DeviceBackend> backend;
+};
+
+} // namespace mlcc::gpukernels
+
+#endif // MLCC_LOWERING_GPU_GPUTARGET_H
