@@ -17,8 +17,11 @@ createTarget(llvm::StringRef name, const TargetOptions &options) {
                                    "--target cuda");
   if (name == "avx512")
     return avx512::createAVX512Target();
+  if (name != "vulkan" && options.vulkanSubgroupSize)
+    return llvm::createStringError("--vulkan-subgroup-size is an option of "
+                                   "--target vulkan");
   if (name == "vulkan")
-    return vulkan::createVulkanTarget();
+    return vulkan::createVulkanTarget(options.vulkanSubgroupSize);
   if (name == "cuda") {
     cuda::CudaOptions cuda;
     llvm::Expected<std::vector<unsigned>> archs = cuda::parseGpuArchs(

@@ -149,6 +149,10 @@ struct TargetOptions {
   std::string gpuArchs;
   /// The CUDA toolkit (libdevice, ptxas); empty to search for one.
   std::string cudaPath;
+  /// Vulkan: the subgroup size the device is known to have (0: unknown),
+  /// so that row reductions end in subgroup shuffles as on CUDA. For the
+  /// tests of those on lavapipe (8); nothing checks it at run time.
+  unsigned vulkanSubgroupSize = 0;
 };
 
 /// The outcome of Target::lowerOp.

@@ -76,8 +76,10 @@ llvm::Expected<std::vector<unsigned>> parseGpuArchs(llvm::StringRef list) {
 }
 
 std::unique_ptr<lowering::Target> createCudaTarget(CudaOptions options) {
+  // Every NVIDIA GPU runs warps of 32 threads.
   return std::make_unique<gpukernels::GpuTarget>(
-      "cuda", std::make_unique<CudaBackend>(std::move(options)));
+      "cuda", std::make_unique<CudaBackend>(std::move(options)),
+      gpukernels::GpuTraits{/*subgroupSize=*/32});
 }
 
 } // namespace mlcc::cuda

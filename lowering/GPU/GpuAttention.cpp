@@ -26,7 +26,8 @@ using lowering::TargetLowering;
 using portable::dm::viewAs;
 using namespace portable::nn;
 
-TargetLowering lowerAttention(Operation *op, lowering::OpLoweringContext &ctx) {
+TargetLowering lowerAttention(Operation *op, lowering::OpLoweringContext &ctx,
+                              const GpuTraits &traits) {
   if (!allF32(op) || op->getNumOperands() != 4)
     return TargetLowering::Declined;
   ArrayRef<int64_t> ys = shapeOf(op->getResult(0));
@@ -111,7 +112,7 @@ TargetLowering lowerAttention(Operation *op, lowering::OpLoweringContext &ctx) {
 
   Value rowsView = viewAs(b, loc, scores, {batch * heads * seq, seq});
   buildSoftmaxRows(b, loc, rowsView, rowsView, batch * heads * seq, seq,
-                   /*logarithm=*/false);
+                   /*logarithm=*/false, traits);
 
   MatmulProblem pv;
   pv.groups = batch * heads;

@@ -44,7 +44,8 @@ Value Epilogue::apply(OpBuilder &b, Location loc, Value sum, Value channel,
 }
 
 lowering::TargetLowering lowerHotOp(Operation *op,
-                                    lowering::OpLoweringContext &ctx) {
+                                    lowering::OpLoweringContext &ctx,
+                                    const GpuTraits &traits) {
   op->getContext()->getOrLoadDialect<gpu::GPUDialect>();
   StringRef name = op->getName().getStringRef();
   if (name == "graph.fc")
@@ -58,13 +59,13 @@ lowering::TargetLowering lowerHotOp(Operation *op,
   if (name == "graph.conv_transpose")
     return lowerConvTranspose(op, ctx);
   if (name == "graph.softmax" || name == "graph.log_softmax")
-    return lowerSoftmax(op, ctx);
+    return lowerSoftmax(op, ctx, traits);
   if (name == "graph.layer_norm" || name == "graph.skip_layer_norm")
-    return lowerLayerNorm(op, ctx);
+    return lowerLayerNorm(op, ctx, traits);
   if (name == "graph.embed_layer_norm")
-    return lowerEmbedLayerNorm(op, ctx);
+    return lowerEmbedLayerNorm(op, ctx, traits);
   if (name == "graph.attention")
-    return lowerAttention(op, ctx);
+    return lowerAttention(op, ctx, traits);
   return lowering::TargetLowering::Declined;
 }
 

@@ -19,9 +19,19 @@
 
 namespace mlcc::gpukernels {
 
+/// What a target's GPUs have beyond what every GPU API promises.
+struct GpuTraits {
+  /// Threads that run in lockstep and exchange registers (gpu.shuffle):
+  /// row reductions finish their trees with shuffles within the first
+  /// such group instead of workgroup memory and barriers. 32 on NVIDIA
+  /// GPUs; 0 where the size is not known at compile time.
+  unsigned subgroupSize = 0;
+};
+
 /// Target::lowerOp for a GPU target.
 lowering::TargetLowering lowerHotOp(mlir::Operation *op,
-                                    lowering::OpLoweringContext &ctx);
+                                    lowering::OpLoweringContext &ctx,
+                                    const GpuTraits &traits);
 
 /// The ops by family (GpuFc.cpp, GpuMatmul.cpp, GpuConv.cpp,
 /// GpuNormalization.cpp, GpuAttention.cpp).
@@ -36,18 +46,23 @@ lowering::TargetLowering lowerConv(mlir::Operation *op,
 lowering::TargetLowering lowerConvTranspose(mlir::Operation *op,
                                             lowering::OpLoweringContext &ctx);
 lowering::TargetLowering lowerSoftmax(mlir::Operation *op,
-                                      lowering::OpLoweringContext &ctx);
+                                      lowering::OpLoweringContext &ctx,
+                                      const GpuTraits &traits);
 lowering::TargetLowering lowerLayerNorm(mlir::Operation *op,
-                                        lowering::OpLoweringContext &ctx);
+                                        lowering::OpLoweringContext &ctx,
+                                        const GpuTraits &traits);
 lowering::TargetLowering lowerEmbedLayerNorm(mlir::Operation *op,
-                                             lowering::OpLoweringContext &ctx);
+                                             lowering::OpLoweringContext &ctx,
+                                             const GpuTraits &traits);
 lowering::TargetLowering lowerAttention(mlir::Operation *op,
-                                        lowering::OpLoweringContext &ctx);
+                                        lowering::OpLoweringContext &ctx,
+                                        const GpuTraits &traits);
 
 /// softmax (or log_softmax) of each row of x [rows, len] into y, a
 /// workgroup per row.
 void buildSoftmaxRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
-                      mlir::Value y, int64_t rows, int64_t len, bool logarithm);
+                      mlir::Value y, int64_t rows, int64_t len, bool logarithm,
+                      const GpuTraits &traits);
 
 /// What fc and fused_conv apply to each sum in registers, in the reference
 /// kernels' order: act(sum + bias[channel] + residual[at...]).

@@ -77,9 +77,10 @@ Value parameterAt(OpBuilder &b, Location loc, Value param, Value k) {
 } // namespace
 
 void buildSoftmaxRows(OpBuilder &b, Location loc, Value x, Value y,
-                      int64_t rows, int64_t len, bool logarithm) {
+                      int64_t rows, int64_t len, bool logarithm,
+                      const GpuTraits &traits) {
   buildRowLoop(b, loc, rows, [&](OpBuilder &rb, Value row) {
-    RowGroup group(rb, loc, len);
+    RowGroup group(rb, loc, len, traits.subgroupSize);
     Type f32 = rb.getF32Type();
     auto at = [&](OpBuilder &eb, Value k) -> Value {
       return eb.create<memref::LoadOp>(loc, x, ValueRange{row, k});
@@ -110,7 +111,8 @@ void buildSoftmaxRows(OpBuilder &b, Location loc, Value x, Value y,
   });
 }
 
-TargetLowering lowerSoftmax(Operation *op, lowering::OpLoweringContext &ctx) {
+TargetLowering lowerSoftmax(Operation *op, lowering::OpLoweringContext &ctx,
+                            const GpuTraits &traits) {
   bool logarithm = op->getName().getStringRef() == "graph.log_softmax";
   ArrayRef<int64_t> shape = shapeOf(op->getOperand(0));
   std::optional<int64_t> axis = axisOf(op, shape.size(), -1);
@@ -125,7 +127,7 @@ TargetLowering lowerSoftmax(Operation *op, lowering::OpLoweringContext &ctx) {
   buildSoftmaxRows(b, loc,
                    viewAs(b, loc, ctx.buffer(op->getOperand(0)), {rows, len}),
                    viewAs(b, loc, ctx.buffer(op->getResult(0)), {rows, len}),
-                   rows, len, logarithm);
+                   rows, len, logarithm, traits);
   return TargetLowering::Lowered;
 }
 
@@ -142,9 +144,10 @@ struct LayerNormRows {
   std::function<Value(OpBuilder &, Value row, Value k)> at;
 };
 
-void buildLayerNormRows(OpBuilder &b, Location loc, const LayerNormRows &n) {
+void buildLayerNormRows(OpBuilder &b, Location loc, const LayerNormRows &n,
+                        const GpuTraits &traits) {
   buildRowLoop(b, loc, n.rows, [&](OpBuilder &rb, Value row) {
-    RowGroup group(rb, loc, n.len);
+    RowGroup group(rb, loc, n.len, traits.subgroupSize);
     Type f32 = rb.getF32Type();
     auto at = [&](OpBuilder &eb, Value k) { return n.at(eb, row, k); };
     Value count = scalarConstant(rb, loc, f32, static_cast<double>(n.len));
@@ -206,7 +209,8 @@ bool readParameters(OpBuilder &b, Location loc,
 
 // layer_norm(X, Scale, B) over [axis, rank); skip_layer_norm(X, Skip,
 // Scale, B) normalises X + Skip over the last axis.
-TargetLowering lowerLayerNorm(Operation *op, lowering::OpLoweringContext &ctx) {
+TargetLowering lowerLayerNorm(Operation *op, lowering::OpLoweringContext &ctx,
+                              const GpuTraits &traits) {
   bool skip = op->getName().getStringRef() == "graph.skip_layer_norm";
   unsigned first = skip ? 2 : 1; // Scale's operand
   if (!allF32(op) || op->getNumOperands() < first + 1)
@@ -246,14 +250,15 @@ TargetLowering lowerLayerNorm(Operation *op, lowering::OpLoweringContext &ctx) {
                eb.create<memref::LoadOp>(loc, addend, ValueRange{row, k}));
     return v;
   };
-  buildLayerNormRows(b, loc, n);
+  buildLayerNormRows(b, loc, n, traits);
   return TargetLowering::Lowered;
 }
 
 // embed_layer_norm(Ids [B, S], Table [V, D], Addend (broadcast to
 // [B, S, D]), Scale, B): row (b, s) normalises Table[Ids[b, s]] + Addend.
 TargetLowering lowerEmbedLayerNorm(Operation *op,
-                                   lowering::OpLoweringContext &ctx) {
+                                   lowering::OpLoweringContext &ctx,
+                                   const GpuTraits &traits) {
   if (op->getNumOperands() != 5)
     return TargetLowering::Declined;
   Value idsValue = op->getOperand(0);
@@ -314,7 +319,7 @@ TargetLowering lowerEmbedLayerNorm(Operation *op,
                        : coords[3 - addendShape.size() + i]);
     return addF(eb, loc, v, eb.create<memref::LoadOp>(loc, addend, at));
   };
-  buildLayerNormRows(b, loc, n);
+  buildLayerNormRows(b, loc, n, traits);
   return TargetLowering::Lowered;
 }
 

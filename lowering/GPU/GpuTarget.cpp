@@ -1,13 +1,12 @@
 //===- GpuTarget.cpp - A GPU target: the hot kernels and an API -----------===//
 
 #include "GpuTarget.h"
-#include "GpuKernels.h"
 
 namespace mlcc::gpukernels {
 
 lowering::TargetLowering GpuTarget::lowerOp(mlir::Operation *op,
                                             lowering::OpLoweringContext &ctx) {
-  return lowerHotOp(op, ctx);
+  return lowerHotOp(op, ctx, traits);
 }
 
 } // namespace mlcc::gpukernels

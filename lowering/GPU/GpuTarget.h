@@ -11,6 +11,7 @@
 #ifndef MLCC_LOWERING_GPU_GPUTARGET_H
 #define MLCC_LOWERING_GPU_GPUTARGET_H
 
+#include "GpuKernels.h"
 #include "Target.h"
 
 #include <memory>
@@ -20,8 +21,10 @@ namespace mlcc::gpukernels {
 
 class GpuTarget : public lowering::Target {
 public:
-  GpuTarget(std::string name, std::unique_ptr<lowering::DeviceBackend> backend)
-      : targetName(std::move(name)), backend(std::move(backend)) {}
+  GpuTarget(std::string name, std::unique_ptr<lowering::DeviceBackend> backend,
+            GpuTraits traits = {})
+      : targetName(std::move(name)), backend(std::move(backend)),
+        traits(traits) {}
   llvm::StringRef name() const override { return targetName; }
   llvm::StringRef hostCpu() const override { return "x86-64"; }
   lowering::TargetLowering lowerOp(mlir::Operation *op,
@@ -31,6 +34,7 @@ public:
 private:
   std::string targetName;
   std::unique_ptr<lowering::DeviceBackend> backend;
+  GpuTraits traits;
 };
 
 } // namespace mlcc::gpukernels

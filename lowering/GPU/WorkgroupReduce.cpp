@@ -14,8 +14,9 @@ namespace mlcc::gpukernels {
 
 using lowering::kDeviceWorkgroupSize;
 
-RowGroup::RowGroup(OpBuilder &b, Location loc, int64_t length)
-    : loc(loc), length(length) {
+RowGroup::RowGroup(OpBuilder &b, Location loc, int64_t length,
+                   unsigned subgroupSize)
+    : loc(loc), length(length), subgroupSize(subgroupSize) {
   tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -38,7 +39,11 @@ Value RowGroup::reduce(
       });
   b.create<memref::StoreOp>(loc, strided.getResult(0), tree, tid);
   b.create<gpu::BarrierOp>(loc);
-  for (int64_t half = kDeviceWorkgroupSize / 2; half >= 1; half /= 2) {
+  int64_t shuffled =
+      subgroupSize > 1 && kDeviceWorkgroupSize % subgroupSize == 0
+          ? subgroupSize
+          : 1;
+  for (int64_t half = kDeviceWorkgroupSize / 2; half >= shuffled; half /= 2) {
     Value active = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid,
                                            index(half));
     b.create<scf::IfOp>(loc, active, [&](OpBuilder &tb, Location) {
@@ -48,6 +53,31 @@ Value RowGroup::reduce(
       Value theirs = tb.create<memref::LoadOp>(loc, tree, other);
       tb.create<memref::StoreOp>(loc, combine(tb, loc, mine, theirs), tree,
                                  tid);
+      tb.create<scf::YieldOp>(loc);
+    });
+    b.create<gpu::BarrierOp>(loc);
+  }
+  if (shuffled > 1) {
+    // The first subgroup holds the tree's last `shuffled` partials. Thread
+    // i < half takes thread i ^ half = i + half's value, as the tree's step
+    // combines them (xor, not down: SPIR-V has it too); the values the
+    // threads at and above half make are never read.
+    Value first = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid,
+                                          index(shuffled));
+    b.create<scf::IfOp>(loc, first, [&](OpBuilder &tb, Location) {
+      Value v = tb.create<memref::LoadOp>(loc, tree, tid);
+      for (int64_t half = shuffled / 2; half >= 1; half /= 2) {
+        auto other = tb.create<gpu::ShuffleOp>(
+            loc, v, int32_t(half), int32_t(shuffled), gpu::ShuffleMode::XOR);
+        v = combine(tb, loc, v, other.getShuffleResult());
+      }
+      Value zero = tb.create<arith::ConstantIndexOp>(loc, 0);
+      Value isRoot =
+          tb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, zero);
+      tb.create<scf::IfOp>(loc, isRoot, [&](OpBuilder &rb, Location) {
+        rb.create<memref::StoreOp>(loc, v, tree, zero);
+        rb.create<scf::YieldOp>(loc);
+      });
       tb.create<scf::YieldOp>(loc);
     });
     b.create<gpu::BarrierOp>(loc);

@@ -4,7 +4,8 @@
 // per workgroup: its threads stride along the row, each folding its
 // elements in registers, then combine their partials in a tree in
 // workgroup memory (log2 of the workgroup size steps, a barrier after
-// each), so every thread reads the row's result. softmax and layer
+// each; the last steps as shuffles where the target has subgroups of a
+// known size), so every thread reads the row's result. softmax and layer
 // normalisation are a few such reductions and an elementwise pass.
 //
 //===----------------------------------------------------------------------===//
@@ -24,7 +25,12 @@ public:
   using Combine = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                             mlir::Value, mlir::Value)>;
 
-  RowGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t length);
+  /// With `subgroupSize` (a power of two dividing the workgroup size), the
+  /// tree's last log2(subgroupSize) steps are shuffles within the first
+  /// subgroup (gpu.shuffle xor): the same pairs combined in the same
+  /// order, without their barriers.
+  RowGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t length,
+           unsigned subgroupSize = 0);
 
   /// combine over the row of element(k) for k in [0, length), starting
   /// from `init` (combine's identity); the same value in every thread.
@@ -42,6 +48,7 @@ public:
 private:
   mlir::Location loc;
   int64_t length;
+  unsigned subgroupSize;
   mlir::Value tid, tree;
 };
 

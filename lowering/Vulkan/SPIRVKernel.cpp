@@ -48,14 +48,24 @@ namespace {
 // Vulkan 1.1 (SPIR-V 1.3) compute with the storage and arithmetic types the
 // portable lowerings use; spirv-update-vce keeps only what a kernel needs,
 // so a kernel without f64 runs on a device without shaderFloat64.
-constexpr const char *kTargetEnv =
-    "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, Int16, Int8, "
-    "Float64, Float16, StorageBuffer16BitAccess, StorageBuffer8BitAccess, "
-    "UniformAndStorageBuffer8BitAccess], "
-    "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_8bit_storage, "
-    "SPV_KHR_16bit_storage]>, #spirv.resource_limits<"
-    "max_compute_workgroup_invocations = 1024, "
-    "max_compute_workgroup_size = [1024, 1024, 64]>>";
+// With a subgroup size, the subgroup shuffles too (Vulkan 1.1 core).
+std::string targetEnv(unsigned subgroupSize) {
+  std::string shuffles = subgroupSize
+                             ? ", GroupNonUniform, GroupNonUniformShuffle, "
+                               "GroupNonUniformShuffleRelative"
+                             : "";
+  std::string limit =
+      subgroupSize ? ", subgroup_size = " + std::to_string(subgroupSize) : "";
+  return "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, Int16, Int8, "
+         "Float64, Float16, StorageBuffer16BitAccess, "
+         "StorageBuffer8BitAccess, UniformAndStorageBuffer8BitAccess" +
+         shuffles +
+         "], [SPV_KHR_storage_buffer_storage_class, SPV_KHR_8bit_storage, "
+         "SPV_KHR_16bit_storage]>, #spirv.resource_limits<"
+         "max_compute_workgroup_invocations = 1024, "
+         "max_compute_workgroup_size = [1024, 1024, 64]" +
+         limit + ">>";
+}
 
 // Signed 64-bit compares as unsigned compares of the values with their sign
 // bits flipped (exact). Mesa 22's lavapipe miscompiles a signed compare of
@@ -149,14 +159,15 @@ LogicalResult convertToSPIRV(ModuleOp module) {
 } // namespace
 
 LogicalResult compileSPIRVKernel(ModuleOp module,
-                                 lowering::DeviceKernelCode &out) {
+                                 lowering::DeviceKernelCode &out,
+                                 unsigned subgroupSize) {
   MLIRContext *ctx = module.getContext();
   ctx->getOrLoadDialect<spirv::SPIRVDialect>();
   gpu::GPUFuncOp fn = gpukernels::describeKernel(module, out);
   SmallVector<int32_t, 3> size(out.workgroupSize, out.workgroupSize + 3);
 
   module->setAttr(spirv::getTargetEnvAttrName(),
-                  parseAttribute(kTargetEnv, ctx));
+                  parseAttribute(targetEnv(subgroupSize), ctx));
   fn->setAttr(spirv::getEntryPointABIAttrName(),
               spirv::getEntryPointABIAttr(ctx, size));
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)

@@ -18,12 +18,15 @@
 
 namespace mlcc::vulkan {
 
-std::unique_ptr<lowering::Target> createVulkanTarget();
+/// With `subgroupSize` (TargetOptions::vulkanSubgroupSize) the kernels
+/// may shuffle within subgroups of that size.
+std::unique_ptr<lowering::Target> createVulkanTarget(unsigned subgroupSize = 0);
 
 /// Compiles one kernel module (DeviceBackend::compileKernel's contract) to
-/// SPIR-V words.
+/// SPIR-V words, for subgroups of `subgroupSize` where it is not 0.
 mlir::LogicalResult compileSPIRVKernel(mlir::ModuleOp kernel,
-                                       lowering::DeviceKernelCode &out);
+                                       lowering::DeviceKernelCode &out,
+                                       unsigned subgroupSize = 0);
 
 } // namespace mlcc::vulkan
 

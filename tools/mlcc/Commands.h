@@ -49,6 +49,7 @@ struct RunOptions {
   std::string save;
   int threads = 1;
   bool portableOnly = false; // as CompileOptions::portableOnly
+  lowering::TargetOptions targetOptions;
 };
 
 struct BenchOptions {

@@ -30,11 +30,13 @@ static void printSummary(const std::string &name, const ref::Tensor &t) {
 static ref::Status compileAndRun(ModuleOp module, const std::string &target,
                                  const std::string &name, int threads,
                                  bool portableOnly,
+                                 const lowering::TargetOptions &targetOptions,
                                  const std::vector<ref::Tensor> &inputs,
                                  std::vector<ref::Tensor> &outputs) {
   lowering::CompileModelOptions options;
   options.name = name;
   options.targetKernels = !portableOnly;
+  options.target = targetOptions;
   mlcc_threadpool *pool = nullptr;
   if (threads != 1 && mlcc_threadpool_create(threads, &pool) != MLCC_OK)
     return ref::Status::error(mlcc_last_error_message());
@@ -68,7 +70,8 @@ int runRun(const RunOptions &options) {
   } else {
     s = compileAndRun(*module, options.target,
                       defaultModelName(options.model.model), options.threads,
-                      options.portableOnly, inputs, outputs);
+                      options.portableOnly, options.targetOptions, inputs,
+                      outputs);
   }
   if (s.failed()) {
     printErrors({"running the model failed: " + s.message()});

@@ -86,6 +86,12 @@ int main(int argc, char **argv) {
                          "functions, ptxas for cubins (default: $CUDA_PATH, "
                          "/usr/local/cuda, /usr/lib/cuda; none: PTX only, "
                          "f32 math expanded into polynomials)");
+  const char *subgroupHelp =
+      "--target vulkan: the device's subgroup size, so that reductions "
+      "end in subgroup shuffles (for tests: lavapipe's is 8; unchecked)";
+  compileCmd->add_option("--vulkan-subgroup-size",
+                         compile.targetOptions.vulkanSubgroupSize,
+                         subgroupHelp);
   compileCmd->add_option("--weights", compile.weights,
                          "Where the weights go: embedded (read-only data in "
                          "the object) or external (a weights file that "
@@ -121,6 +127,8 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   runCmd->add_option("--save", run.save, "Write the outputs as output_N.pb here");
   runCmd->add_flag("--portable-only", run.portableOnly, portableHelp);
+  runCmd->add_option("--vulkan-subgroup-size",
+                     run.targetOptions.vulkanSubgroupSize, subgroupHelp);
   runCmd->add_option("--threads", run.threads,
                      "Threads of the runtime's pool for a compiled target "
                      "(0: one per core)")
