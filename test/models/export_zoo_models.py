@@ -701,9 +701,12 @@ def run_mlcc(mlcc, model_dir, dims, target, rtol=RTOL, atol=ATOL, compile_only=F
         cmd += ["--dim", dim]
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if compile_only:
+    if compile_only and p.returncode == 0:
         lines = [ln.strip() for ln in p.stdout.splitlines()
-                 if ln.startswith(("model '", "device ", "mlcc: error"))]
+                 if ln.startswith(("model '", "device "))]
+    elif compile_only:
+        lines = [f"exit status {p.returncode}"] + [
+            ln.strip() for ln in p.stdout.splitlines() if not ln.startswith("  mlcc-")]
     else:
         lines = [ln.strip() for ln in p.stdout.splitlines()
                  if not ln.startswith("Output '") or "error" in ln]
