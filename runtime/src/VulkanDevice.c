@@ -259,14 +259,6 @@ mlcc_status mlccVkSubmitAndWait(mlccVkDevice *device, const char *fn) {
 mlcc_status mlccVkBufferCreate(mlccVkDevice *device, uint64_t bytes,
                                mlccVkBuffer **out) {
   static const char fn[] = "mlcc_device_buffer_create";
-  if (!out)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: out is NULL", fn);
-  *out = NULL;
-  if (!device)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: device is NULL", fn);
-  if (bytes == 0)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: a buffer of 0 bytes",
-                               fn);
   if (device->Lost)
     return mlccVkDeviceLost(fn);
   mlccVkBuffer *buffer = NULL;
@@ -282,7 +274,7 @@ mlcc_status mlccVkBufferCreate(mlccVkDevice *device, uint64_t bytes,
 }
 
 void mlccVkBufferDestroy(mlccVkDevice *device, mlccVkBuffer *buffer) {
-  if (!device || !buffer || buffer->Device != device)
+  if (buffer->Device != device)
     return;
   // Recorded launches may use it: run them first rather than leave them a
   // dangling buffer. A failure is recorded (and the launches dropped).
@@ -301,8 +293,6 @@ void mlccVkBufferDestroy(mlccVkDevice *device, mlccVkBuffer *buffer) {
 static mlcc_status checkCopy(mlccVkDevice *device, mlccVkBuffer *buffer,
                              uint64_t offset, const void *host, uint64_t bytes,
                              const char *fn) {
-  if (!device)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: device is NULL", fn);
   if (!buffer)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: buffer is NULL", fn);
   if (buffer->Device != device)
@@ -345,9 +335,6 @@ mlcc_status mlccVkRead(mlccVkDevice *device, mlccVkBuffer *buffer,
 }
 
 mlcc_status mlccVkWait(mlccVkDevice *device) {
-  if (!device)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
-                               "mlcc_device_wait: device is NULL");
   return mlccVkSubmitAndWait(device, "mlcc_device_wait");
 }
 
@@ -448,9 +435,6 @@ mlcc_status mlccVkLaunch(mlccVkDevice *device, mlccVkKernel *kernel,
                          const mlcc_device_binding *bindings,
                          uint32_t num_bindings) {
   static const char fn[] = "mlcc_device_launch";
-  if (!device || !kernel)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                               device ? "kernel" : "device");
   mlcc_status status = checkLaunch(device, kernel, groups, params, num_params,
                                    bindings, num_bindings, fn);
   if (status != MLCC_OK)

@@ -231,12 +231,6 @@ mlcc_status mlccVkKernelCreate(mlccVkDevice *device,
                                const mlcc_device_kernel_desc *desc,
                                mlccVkKernel **out) {
   static const char fn[] = "mlcc_device_kernel_create";
-  if (!out)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: out is NULL", fn);
-  *out = NULL;
-  if (!device || !desc)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                               device ? "desc" : "device");
   if (device->Lost)
     return mlccVkDeviceLost(fn);
   mlcc_status status = checkKernelDesc(device, desc, fn);
@@ -269,7 +263,7 @@ mlcc_status mlccVkKernelCreate(mlccVkDevice *device,
 }
 
 void mlccVkKernelDestroy(mlccVkDevice *device, mlccVkKernel *kernel) {
-  if (!device || !kernel || kernel->Device != device)
+  if (kernel->Device != device)
     return;
   if (device->Recording) // as for buffers: recorded launches may use it
     mlccVkSubmitAndWait(device, "mlcc_device_kernel_destroy");

@@ -120,11 +120,6 @@ EXPORT CUresult cuInit(unsigned flags) {
   return envInt("FAKE_CUDA_DEVICES", 1) > 0 ? OK : NO_DEVICE;
 }
 
-EXPORT CUresult cuDriverGetVersion(int *version) {
-  *version = 12040;
-  return OK;
-}
-
 EXPORT CUresult cuGetErrorName(CUresult error, const char **name) {
   switch (error) {
   case OUT_OF_MEMORY:
