@@ -3,11 +3,14 @@
 #include "Targets.h"
 #include "AVX512Target.h"
 #include "CudaTarget.h"
+#include "MetalTarget.h"
 #include "VulkanTarget.h"
 
 namespace mlcc::lowering {
 
-std::vector<std::string> targetNames() { return {"avx512", "vulkan", "cuda"}; }
+std::vector<std::string> targetNames() {
+  return {"avx512", "vulkan", "cuda", "metal"};
+}
 
 llvm::Expected<std::unique_ptr<Target>>
 createTarget(llvm::StringRef name, const TargetOptions &options) {
@@ -15,13 +18,20 @@ createTarget(llvm::StringRef name, const TargetOptions &options) {
       (!options.gpuArchs.empty() || !options.cudaPath.empty()))
     return llvm::createStringError("--gpu-arch and --cuda-path are options of "
                                    "--target cuda");
+  if (name != "metal" && !options.triple.empty())
+    return llvm::createStringError("--triple is an option of --target metal "
+                                   "(the other targets' hosts are x86-64 "
+                                   "Linux)");
   if (name == "avx512")
     return avx512::createAVX512Target();
-  if (name != "vulkan" && options.vulkanSubgroupSize)
-    return llvm::createStringError("--vulkan-subgroup-size is an option of "
+  if (name != "vulkan" &&
+      (options.vulkanSubgroupSize || options.vulkanNoFloat64))
+    return llvm::createStringError("--vulkan-subgroup-size and "
+                                   "--vulkan-no-float64 are options of "
                                    "--target vulkan");
   if (name == "vulkan")
-    return vulkan::createVulkanTarget(options.vulkanSubgroupSize);
+    return vulkan::createVulkanTarget(options.vulkanSubgroupSize,
+                                      options.vulkanNoFloat64);
   if (name == "cuda") {
     cuda::CudaOptions cuda;
     llvm::Expected<std::vector<unsigned>> archs = cuda::parseGpuArchs(
@@ -36,6 +46,8 @@ createTarget(llvm::StringRef name, const TargetOptions &options) {
     cuda.toolkit = std::move(*toolkit);
     return cuda::createCudaTarget(std::move(cuda));
   }
+  if (name == "metal")
+    return metal::createMetalTarget(options.triple);
   return llvm::createStringError("unknown target '%s'", name.str().c_str());
 }
 

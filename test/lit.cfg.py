@@ -8,7 +8,7 @@ config.test_format = lit.formats.ShTest(True)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mlcc_binary_dir, "test")
-config.excludes = ["CMakeLists.txt", "unit", "conformance", "models", "Inputs"]
+config.excludes = ["CMakeLists.txt", "unit", "conformance", "models", "Inputs", "metal"]
 
 # Tools first: ours, then LLVM's FileCheck / not / count.
 config.environment["PATH"] = os.pathsep.join(
@@ -26,3 +26,12 @@ config.substitutions.append(
 # need it (UNSUPPORTED without).
 if config.mlcc_ptxas and os.path.exists(config.mlcc_ptxas):
     config.available_features.add("ptxas")
+
+# clang++ checks the metal target's MSL (test/metal/check_msl.py).
+if config.mlcc_clangxx and os.path.exists(config.mlcc_clangxx):
+    config.available_features.add("msl-check")
+    config.substitutions.append(
+        ("%check_msl", "%s %s --clang %s" % (
+            config.python_executable,
+            os.path.join(config.mlcc_source_dir, "test", "metal", "check_msl.py"),
+            config.mlcc_clangxx)))

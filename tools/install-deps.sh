@@ -10,6 +10,7 @@ packages=(
   zlib1g-dev libzstd-dev
   python3-onnx python3-numpy python3-torch python3-torchvision
   mesa-vulkan-drivers libvulkan-dev spirv-tools vulkan-validationlayers
+  libspirv-cross-c-shared-dev clang-19
 )
 missing=()
 for p in "${packages[@]}"; do

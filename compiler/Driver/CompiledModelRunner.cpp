@@ -42,6 +42,11 @@ Status CompiledModelRunner::load(const lowering::CompiledModel &compiled,
                                  mlcc_threadpool *pool,
                                  std::unique_ptr<CompiledModelRunner> &out,
                                  void (*profileHook)(int32_t)) {
+  if (compiled.hostTriple != lowering::kLinuxHostTriple)
+    return Status::error("the object is for ", compiled.hostTriple,
+                         "; this process cannot run it (--target metal: "
+                         "link it into an app on that host, or run the same "
+                         "kernels' SPIR-V here with --target vulkan)");
   auto model = lowering::InProcessModel::load(
       compiled.object, compiled.interface.name, profileHook);
   if (!model)

@@ -270,9 +270,13 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
   }
   if (options.deviceKernels)
     return success();
-  if (options.deviceAssembly) {
+  if (options.deviceAssembly || options.keepDeviceAssembly) {
+    llvm::raw_string_ostream os(out.deviceAssembly);
     for (const DeviceKernelCode &k : program.kernels)
-      *options.deviceAssembly << "// kernel " << k.name << "\n" << k.assembly;
+      os << "// kernel " << k.name << "\n" << k.assembly;
+  }
+  if (options.deviceAssembly) {
+    *options.deviceAssembly << out.deviceAssembly;
     return success();
   }
   if (options.hostMlir) {
@@ -307,6 +311,7 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
       if (!k.report.empty())
         out.kernelReports.push_back(k.report);
       out.spillingKernels += k.spills;
+      out.demotedKernels += k.demotedFloat64;
     }
     if (!options.externalWeights) {
       deviceSymbols.weightsSymbol = "mlcc_" + options.name + "_device_weights";
@@ -332,6 +337,7 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
     kernels.push_back({k.name, k.bytes, 64, SymbolScope::Local});
   ObjectEmitterOptions emitterOptions;
   emitterOptions.hostCpu = target.hostCpu().str();
+  emitterOptions.triple = target.hostTriple().str();
   emitterOptions.optimizeHost = true;
   llvm::SmallString<0> object;
   llvm::raw_svector_ostream os(object);
@@ -341,6 +347,7 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
     return failure();
   }
   out.object.assign(object.begin(), object.end());
+  out.hostTriple = emitterOptions.triple;
   out.interface = iface;
   std::string headerError;
   if (!tryWriteModelHeader(out.interface, out.header, headerError)) {

@@ -31,10 +31,13 @@ struct CompileModelOptions {
   /// is first compiled (`mlcc compile --emit kernels`), and nothing else is
   /// produced.
   llvm::raw_ostream *deviceKernels = nullptr;
-  /// With a device target whose API has a text form of kernels (PTX): each
-  /// kernel's code in that form is printed here (`mlcc compile --emit
+  /// With a device target whose API has a text form of kernels (PTX, MSL):
+  /// each kernel's code in that form is printed here (`mlcc compile --emit
   /// device-asm`), and nothing else is produced.
   llvm::raw_ostream *deviceAssembly = nullptr;
+  /// Compile the object, and keep that text in CompiledModel::deviceAssembly
+  /// too (for the tests that check every kernel).
+  bool keepDeviceAssembly = false;
   /// For the tests that prove the device tests can fail: a fault put into
   /// every kernel.
   DeviceFault deviceFault = DeviceFault::None;
@@ -51,8 +54,10 @@ struct CompileModelOptions {
 };
 
 struct CompiledModel {
-  /// The relocatable ELF object.
+  /// The relocatable object (ELF, or Mach-O for an Apple host).
   std::string object;
+  /// Its host (Target::hostTriple).
+  std::string hostTriple = kLinuxHostTriple;
   /// The C header.
   std::string header;
   ModelInterface interface;
@@ -71,7 +76,13 @@ struct CompiledModel {
   /// The device assembler's resource report of every kernel (registers,
   /// spills), and how many kernels spilt registers.
   std::vector<std::string> kernelReports;
+  /// With CompileModelOptions::keepDeviceAssembly: what --emit device-asm
+  /// prints.
+  std::string deviceAssembly;
   unsigned spillingKernels = 0;
+  /// Kernels that compute in f32 what they would in f64 (a device without
+  /// 64-bit floats).
+  unsigned demotedKernels = 0;
   uint64_t weightBytes = 0;
   /// With external weights: the weights file (runtime/include/mlcc/model.h,
   /// mlcc_weights_header, then the data).

@@ -58,14 +58,6 @@ std::string tensorName(func::FuncOp f, unsigned i, bool input) {
   return (input ? "input_" : "output_") + std::to_string(i);
 }
 
-/// "node 'conv1' (graph.conv)" when the importer kept the node's name.
-std::string describe(Operation *op) {
-  std::string s;
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    s = "node '" + loc.getName().str() + "' ";
-  return s + "(" + op->getName().getStringRef().str() + ")";
-}
-
 } // namespace
 
 LogicalResult HostBuilder::checkSupported() {
@@ -88,13 +80,14 @@ LogicalResult HostBuilder::checkSupported() {
   WalkResult result = graph.getBody().walk([&](Operation *op) {
     if (op->getNumRegions() != 0 &&
         !isa<graph::IfOp, graph::ForOp, graph::WhileOp>(op)) {
-      op->emitError() << describe(op) << ": control flow is not supported by --target "
+      op->emitError() << describeOp(op)
+                      << ": control flow is not supported by --target "
                       << target.name() << " yet";
       return WalkResult::interrupt();
     }
     for (Type t : op->getResultTypes())
       if (!isa<NoneType>(t) && !isStatic(t)) {
-        op->emitError() << describe(op) << ": result type " << t
+        op->emitError() << describeOp(op) << ": result type " << t
                         << " is not static; --target " << target.name()
                         << " needs static shapes";
         return WalkResult::interrupt();
@@ -236,18 +229,18 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
   const portable::PortableRegistry &registry = portable::portableRegistry();
   auto fn = registry.find(op->getName().getStringRef());
   if (fn == registry.end())
-    return op->emitError() << describe(op) << ": no lowering for --target "
+    return op->emitError() << describeOp(op) << ": no lowering for --target "
                            << target.name() << " yet";
   for (Value result : op->getResults())
     (void)buffer(result);
   portable::PortableOp p{op, b, currentLoc};
   p.failIf = [this, op](Value cond, const std::string &what) {
-    failIf(cond, MLCC_SHAPE_MISMATCH, describe(op) + ": " + what);
+    failIf(cond, MLCC_SHAPE_MISMATCH, describeOp(op) + ": " + what);
   };
   for (Value operand : op->getOperands()) {
     p.operands.push_back(buffer(operand));
     if (!isa<NoneType>(operand.getType()) && !p.operands.back())
-      return op->emitError() << describe(op) << ": operand has no buffer";
+      return op->emitError() << describeOp(op) << ": operand has no buffer";
   }
   for (Value result : op->getResults()) {
     p.results.push_back(buffer(result));
@@ -307,7 +300,7 @@ LogicalResult HostBuilder::build() {
   for (Operation &op : body.without_terminator()) {
     step = opIndex[&op];
     if (options.profile && !isa<graph::ConstantOp, graph::NoneOp>(op))
-      emitProfileHook(describe(&op));
+      emitProfileHook(describeOp(&op));
     if (failed(lowerOp(&op)))
       return failure();
     propagateExtents(&op);

@@ -1,4 +1,4 @@
-//===- ObjectEmitter.cpp - host IR and blobs -> one ELF object ------------===//
+//===- ObjectEmitter.cpp - host IR and blobs -> one object ----------------===//
 //
 // One LLVM codegen run writes the whole object, so the host code, kernels and
 // data share one symbol table and the host's references to them resolve
@@ -11,6 +11,9 @@
 //    AsmPrinter emits each with one emitBytes call, so weights cost copies,
 //    not a parse (100 MB: about 1 s here, the time of three fresh 100 MB
 //    copies on this VM). It also emits .type @object and .size for them.
+//  - An Apple host (Mach-O, arm64 or x86-64) takes the same host IR and
+//    data; its data goes to __TEXT,__const. Machine-code kernels are ELF
+//    x86-64 only: only the avx512 target makes them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +47,6 @@ using namespace llvm;
 namespace mlcc {
 namespace {
 
-constexpr const char *kTriple = "x86_64-pc-linux-gnu";
 // Page size: enough for any vector or cache-line use, and it keeps a typo
 // from padding the object by gigabytes.
 constexpr uint64_t kMaxAlignment = 4096;
@@ -54,9 +56,9 @@ Error makeError(const Twine &message) {
                            "object emitter: " + message);
 }
 
-// Only X86: the object is x86-64 by contract, and registering every target
-// would cost startup time for nothing.
-void initializeX86Target() {
+// Only the hosts objects are written for (x86-64, and arm64 for Apple):
+// registering every target would cost startup time for nothing.
+void initializeHostTargets() {
   static std::once_flag once;
   std::call_once(once, [] {
     LLVMInitializeX86TargetInfo();
@@ -64,7 +66,28 @@ void initializeX86Target() {
     LLVMInitializeX86TargetMC();
     LLVMInitializeX86AsmPrinter();
     LLVMInitializeX86AsmParser();
+    LLVMInitializeAArch64TargetInfo();
+    LLVMInitializeAArch64Target();
+    LLVMInitializeAArch64TargetMC();
+    LLVMInitializeAArch64AsmPrinter();
   });
+}
+
+// "x86-64", "arm64": the architectures as the messages name them.
+std::string archName(const Triple &triple) {
+  return triple.getArch() == Triple::x86_64 ? "x86-64" : "arm64";
+}
+
+// The formats and architectures the host code may be compiled for.
+Error checkTriple(const Triple &triple) {
+  bool elfX86 = triple.isOSBinFormatELF() && triple.getArch() == Triple::x86_64;
+  bool appleHost = triple.isOSDarwin() && (triple.getArch() == Triple::x86_64 ||
+                                           triple.getArch() == Triple::aarch64);
+  if (!elfX86 && !appleHost)
+    return makeError("triple '" + triple.str() +
+                     "' is not a host objects are written for "
+                     "(x86_64 ELF, or arm64/x86_64 Apple)");
+  return Error::success();
 }
 
 // C identifiers: they are what the generated header declares, and they need
@@ -93,15 +116,25 @@ Error checkAlignment(StringRef what, StringRef name, uint64_t alignment) {
 // the host; the host may only declare them (kernels as functions, data as
 // variables) to refer to them.
 Error checkInputs(Module &host, ArrayRef<KernelBlob> kernels,
-                  ArrayRef<DataBlob> data,
-                  const ObjectEmitterOptions &options) {
-  if (!isValidSectionName(options.kernelSection) ||
-      !StringRef(options.kernelSection).starts_with(".text"))
+                  ArrayRef<DataBlob> data, const ObjectEmitterOptions &options,
+                  const Triple &triple) {
+  if (!triple.isOSBinFormatELF()) {
+    if (!kernels.empty())
+      return makeError("machine-code kernels go into ELF x86-64 objects "
+                       "only, not for '" +
+                       triple.str() + "'");
+  } else if (!isValidSectionName(options.kernelSection) ||
+             !StringRef(options.kernelSection).starts_with(".text"))
     return makeError("kernel section '" + options.kernelSection +
                      "' must be .text or .text.<name>");
   StringRef dataSection = options.dataSection;
-  if (!isValidSectionName(dataSection) ||
-      !(dataSection == ".rodata" || dataSection.starts_with(".rodata.")))
+  if (!triple.isOSBinFormatELF()) {
+    if (dataSection != ".rodata")
+      return makeError("data section '" + dataSection +
+                       "' is an ELF section; Mach-O data goes to "
+                       "__TEXT,__const");
+  } else if (!isValidSectionName(dataSection) ||
+             !(dataSection == ".rodata" || dataSection.starts_with(".rodata.")))
     return makeError("data section '" + dataSection +
                      "' must be .rodata or .rodata.<name>");
 
@@ -285,26 +318,31 @@ Error emitObject(std::unique_ptr<Module> host, ArrayRef<KernelBlob> kernels,
                  const ObjectEmitterOptions &options) {
   if (!host)
     return makeError("no host module");
-  if (Error err = checkInputs(*host, kernels, data, options))
+  Triple triple(Triple::normalize(options.triple));
+  if (Error err = checkTriple(triple))
+    return err;
+  if (Error err = checkInputs(*host, kernels, data, options, triple))
     return err;
 
-  initializeX86Target();
+  initializeHostTargets();
   std::string lookupError;
-  const Target *target = TargetRegistry::lookupTarget(kTriple, lookupError);
+  const Target *target =
+      TargetRegistry::lookupTarget(triple.str(), lookupError);
   if (!target)
-    return makeError("no x86-64 target: " + lookupError);
+    return makeError("no target for '" + triple.str() + "': " + lookupError);
   // LLVM only warns on stderr about an unknown CPU and then ignores it.
   std::unique_ptr<MCSubtargetInfo> subtarget(
-      target->createMCSubtargetInfo(kTriple, "", ""));
+      target->createMCSubtargetInfo(triple.str(), "", ""));
   if (!subtarget || !subtarget->isCPUStringValid(options.hostCpu))
-    return makeError("'" + options.hostCpu + "' is not a known x86-64 CPU");
+    return makeError("'" + options.hostCpu + "' is not a known " +
+                     archName(triple) + " CPU");
   std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
-      kTriple, options.hostCpu, options.hostFeatures, TargetOptions(),
+      triple.str(), options.hostCpu, options.hostFeatures, TargetOptions(),
       Reloc::PIC_, std::nullopt, options.optLevel));
   if (!machine)
     return makeError("cannot create a target machine for CPU '" +
                      options.hostCpu + "'");
-  host->setTargetTriple(kTriple);
+  host->setTargetTriple(triple.str());
   host->setDataLayout(machine->createDataLayout());
 
   // Verify before codegen: codegen asserts (or crashes) on broken IR.
@@ -324,14 +362,17 @@ Error emitObject(std::unique_ptr<Module> host, ArrayRef<KernelBlob> kernels,
   }
   if (!asmText.empty())
     host->appendModuleInlineAsm(asmText);
+  std::string dataSection =
+      triple.isOSBinFormatMachO() ? "__TEXT,__const" : options.dataSection;
   for (const DataBlob &blob : data)
-    addData(*host, blob, options.dataSection);
+    addData(*host, blob, dataSection);
 
   ScopedHandler handler(host->getContext());
   legacy::PassManager passes;
   if (machine->addPassesToEmitFile(passes, os, nullptr,
                                    CodeGenFileType::ObjectFile))
-    return makeError("the x86-64 target cannot emit object files");
+    return makeError("the " + archName(triple) +
+                     " target cannot emit object files");
   passes.run(*host);
   if (!handler.errors().empty())
     return makeError(handler.errors());

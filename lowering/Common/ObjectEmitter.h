@@ -1,6 +1,7 @@
-//===- ObjectEmitter.h - host IR and blobs -> one ELF object ----*- C++ -*-===//
+//===- ObjectEmitter.h - host IR and blobs -> one object --------*- C++ -*-===//
 //
-// The last step of an AOT compile: one relocatable ELF x86-64 object holding
+// The last step of an AOT compile: one relocatable object (ELF x86-64, or
+// Mach-O arm64/x86-64 for an Apple host) holding
 // the host schedule (LLVM IR compiled here), the generated kernels (machine
 // code bytes from Xbyak) and the read-only data (weights), written in-process
 // without an external assembler or linker.
@@ -60,10 +61,13 @@ struct DataBlob {
 };
 
 struct ObjectEmitterOptions {
+  /// The host: x86_64-pc-linux-gnu (ELF), or an Apple triple
+  /// (arm64-apple-macosx11.0.0, x86_64-apple-macosx11.0.0) for Mach-O.
+  std::string triple = "x86_64-pc-linux-gnu";
   /// Where the kernels go; flagged "ax". ".text" is allowed too.
   std::string kernelSection = ".text.mlcc_kernels";
   /// Where the data blobs go; must be ".rodata" or start with ".rodata.", so
-  /// LLVM keeps it read-only.
+  /// LLVM keeps it read-only. Mach-O: always __TEXT,__const.
   std::string dataSection = ".rodata";
   /// The host schedule only moves pointers and calls kernels: it needs no
   /// AVX-512, and baseline x86-64 lets the same host code run anywhere.
@@ -77,7 +81,7 @@ struct ObjectEmitterOptions {
 
 /// Compiles `host` (plain LLVM IR: the schedule, calling the kernels and
 /// reading the data by name through external declarations) for
-/// x86_64-pc-linux-gnu, PIC, and writes one ELF relocatable object to `os`.
+/// options.triple, PIC, and writes one relocatable object to `os`; for ELF:
 /// Kernels become STT_FUNC symbols and data STT_OBJECT symbols, both with
 /// their exact .size; the object has a .note.GNU-stack section. The same
 /// inputs give a byte-identical object.

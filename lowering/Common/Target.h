@@ -97,18 +97,21 @@ public:
 constexpr int64_t kMaxParallelFields = 16;
 
 /// One compiled device kernel: its code for the target's API (SPIR-V words
-/// for Vulkan, a bundle of PTX and cubins for CUDA) and what a launch needs
+/// for Vulkan, a bundle of PTX and cubins for CUDA, of MSL and a metallib
+/// for Metal) and what a launch needs
 /// to know about it.
 struct DeviceKernelCode {
   std::string name;
   std::vector<uint8_t> code;
-  /// The code as text where the API has a text form (PTX), for
+  /// The code as text where the API has a text form (PTX, MSL), for
   /// `mlcc compile --emit device-asm`.
   std::string assembly;
   /// The assembler's report of the kernel's resources (registers, spills),
   /// one line per architecture; whether it spilt registers anywhere.
   std::string report;
   bool spills = false;
+  /// It computes in f32 what it would in f64 (DemoteFloat64.h).
+  bool demotedFloat64 = false;
   uint32_t numBuffers = 0;
   uint32_t workgroupSize[3] = {1, 1, 1};
 };
@@ -153,7 +156,26 @@ struct TargetOptions {
   /// so that row reductions end in subgroup shuffles as on CUDA. For the
   /// tests of those on lavapipe (8); nothing checks it at run time.
   unsigned vulkanSubgroupSize = 0;
+  /// Vulkan: the device has no 64-bit floats (shaderFloat64), so kernels
+  /// compute in f32 where they would in f64, as metal's do; lavapipe runs
+  /// metal's SPIR-V this way.
+  bool vulkanNoFloat64 = false;
+  /// Metal: the Apple host the object is for (arm64-apple-macos by
+  /// default, x86_64-apple-macos for Intel Macs, arm64-apple-ios).
+  std::string triple;
 };
+
+/// The host triple of every target but metal.
+constexpr const char *kLinuxHostTriple = "x86_64-pc-linux-gnu";
+
+/// How errors name an op: "node 'conv1' (graph.conv)" when the importer
+/// kept the node's name, else "(graph.conv)".
+inline std::string describeOp(mlir::Operation *op) {
+  std::string s;
+  if (auto loc = mlir::dyn_cast<mlir::NameLoc>(op->getLoc()))
+    s = "node '" + loc.getName().str() + "' ";
+  return s + "(" + op->getName().getStringRef().str() + ")";
+}
 
 /// The outcome of Target::lowerOp.
 enum class TargetLowering { Lowered, Declined, Failed };
@@ -166,6 +188,9 @@ public:
   /// CPU and features the host code (including the portable lowerings) is
   /// compiled for.
   virtual llvm::StringRef hostCpu() const = 0;
+  /// The host the object is for: its format (ELF, Mach-O) and calling
+  /// convention. Objects for another host compile but cannot run here.
+  virtual llvm::StringRef hostTriple() const { return kLinuxHostTriple; }
   /// Lowers `op` with the target's own kernels, or declines it (then the
   /// portable lowering takes it). Failed means an error was emitted on op.
   virtual TargetLowering lowerOp(mlir::Operation *op,

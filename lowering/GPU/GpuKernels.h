@@ -26,6 +26,10 @@ struct GpuTraits {
   /// such group instead of workgroup memory and barriers. 32 on NVIDIA
   /// GPUs; 0 where the size is not known at compile time.
   unsigned subgroupSize = 0;
+  /// The device has no 64-bit floats (Metal, some Vulkan devices): a
+  /// float64 tensor is refused at its op, and what the kernels compute in
+  /// f64 for accuracy they compute in f32 (DemoteFloat64.h).
+  bool noFloat64 = false;
 };
 
 /// Target::lowerOp for a GPU target.

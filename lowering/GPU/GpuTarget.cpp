@@ -4,8 +4,24 @@
 
 namespace mlcc::gpukernels {
 
+static bool holdsF64(mlir::Type t) {
+  if (auto shaped = mlir::dyn_cast<mlir::ShapedType>(t))
+    t = shaped.getElementType();
+  return t.isF64();
+}
+
 lowering::TargetLowering GpuTarget::lowerOp(mlir::Operation *op,
                                             lowering::OpLoweringContext &ctx) {
+  // Every f64 the kernels then see is the lowerings' own (accumulators,
+  // scratch), which DemoteFloat64 makes f32 consistently in every kernel.
+  if (traits.noFloat64 && (llvm::any_of(op->getOperandTypes(), holdsF64) ||
+                           llvm::any_of(op->getResultTypes(), holdsF64))) {
+    op->emitError() << lowering::describeOp(op) << ": --target " << targetName
+                    << (targetName == "vulkan" ? " --vulkan-no-float64" : "")
+                    << ": a float64 tensor, which the device cannot hold (it "
+                       "has no 64-bit floats)";
+    return lowering::TargetLowering::Failed;
+  }
   return lowerHotOp(op, ctx, traits);
 }
 

@@ -19,8 +19,10 @@
 namespace mlcc::vulkan {
 
 /// With `subgroupSize` (TargetOptions::vulkanSubgroupSize) the kernels
-/// may shuffle within subgroups of that size.
-std::unique_ptr<lowering::Target> createVulkanTarget(unsigned subgroupSize = 0);
+/// may shuffle within subgroups of that size; with `noFloat64` they compute
+/// in f32 where they would in f64 (DemoteFloat64.h), as metal's do.
+std::unique_ptr<lowering::Target> createVulkanTarget(unsigned subgroupSize = 0,
+                                                     bool noFloat64 = false);
 
 /// Compiles one kernel module (DeviceBackend::compileKernel's contract) to
 /// SPIR-V words, for subgroups of `subgroupSize` where it is not 0.

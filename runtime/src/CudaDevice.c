@@ -22,7 +22,6 @@
 #include "CudaDevice.h"
 #include "LastError.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,20 +50,6 @@ void mlccCudaLeave(mlccCudaDevice *device) {
 
 //===-- Opening -----------------------------------------------------------===//
 
-static bool containsIgnoringCase(const char *haystack, const char *needle) {
-  size_t n = strlen(needle);
-  for (; *haystack; ++haystack) {
-    size_t i = 0;
-    while (i < n && haystack[i] &&
-           tolower((unsigned char)haystack[i]) ==
-               tolower((unsigned char)needle[i]))
-      ++i;
-    if (i == n)
-      return true;
-  }
-  return n == 0;
-}
-
 // The device `selector` names among `count`: an index, or a substring of
 // its name; -1 when none matches.
 static int selectDevice(mlccCudaDevice *device, const char *selector,
@@ -80,7 +65,7 @@ static int selectDevice(mlccCudaDevice *device, const char *selector,
     char name[256] = "";
     if (device->Cuda.cuDeviceGet(&d, i) == CUDA_SUCCESS &&
         device->Cuda.cuDeviceGetName(name, sizeof(name), d) == CUDA_SUCCESS &&
-        containsIgnoringCase(name, selector))
+        mlccContainsIgnoringCase(name, selector))
       return i;
   }
   return -1;

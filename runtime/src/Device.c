@@ -8,7 +8,9 @@
 #include "DeviceLayer.h"
 #include "LastError.h"
 
+#include <ctype.h>
 #include <stddef.h>
+#include <string.h>
 
 mlcc_status mlcc_device_open(mlcc_device_api api, const char *selector,
                              mlcc_device **out) {
@@ -21,12 +23,37 @@ mlcc_status mlcc_device_open(mlcc_device_api api, const char *selector,
     return mlccVkOpen(selector, out);
   case MLCC_DEVICE_API_CUDA:
     return mlccCudaOpen(selector, out);
+  case MLCC_DEVICE_API_METAL:
+#ifdef MLCC_HAVE_METAL
+    return mlccMetalOpen(selector, out);
+#else
+    return mlcc_last_error_set(MLCC_NO_DEVICE,
+                               "mlcc_device_open: Metal runs on Apple "
+                               "platforms only; this runtime was built "
+                               "without it");
+#endif
   }
   return mlcc_last_error_set(MLCC_UNSUPPORTED,
                              "mlcc_device_open: device API %d is not one "
-                             "this runtime supports (Vulkan is %d, CUDA %d)",
+                             "this runtime supports (Vulkan is %d, CUDA %d, "
+                             "Metal %d)",
                              (int)api, (int)MLCC_DEVICE_API_VULKAN,
-                             (int)MLCC_DEVICE_API_CUDA);
+                             (int)MLCC_DEVICE_API_CUDA,
+                             (int)MLCC_DEVICE_API_METAL);
+}
+
+int mlccContainsIgnoringCase(const char *haystack, const char *needle) {
+  size_t n = strlen(needle);
+  for (; *haystack; ++haystack) {
+    size_t i = 0;
+    while (i < n && haystack[i] &&
+           tolower((unsigned char)haystack[i]) ==
+               tolower((unsigned char)needle[i]))
+      ++i;
+    if (i == n)
+      return 1;
+  }
+  return n == 0;
 }
 
 void mlcc_device_close(mlcc_device *device) {

@@ -2,9 +2,10 @@
 //
 // Not a public header. mlcc/device.h's functions check their arguments
 // (Device.c) and call the opened device's implementation through its ops:
-// Vulkan (Vulkan*.c) and CUDA (Cuda*.c). Each API's device handle begins
-// with a struct mlcc_device, and its buffers and kernels are its own types
-// behind the public handles: a device only ever sees its own.
+// Vulkan (Vulkan*.c), CUDA (Cuda*.c) and Metal (runtime/metal, Apple only).
+// Each API's device handle begins with a struct mlcc_device, and its buffers
+// and kernels are its own types behind the public handles: a device only ever
+// sees its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +46,13 @@ struct mlcc_device {
 };
 
 /// Opens a device of each API (mlcc_device_open's contract for it; `out`
-/// is not NULL).
+/// is not NULL). Metal's exists only in a runtime built for Apple.
 mlcc_status mlccVkOpen(const char *selector, mlcc_device **out);
 mlcc_status mlccCudaOpen(const char *selector, mlcc_device **out);
+mlcc_status mlccMetalOpen(const char *selector, mlcc_device **out);
+
+/// Whether `needle` occurs in `haystack`, ignoring ASCII case: how a
+/// selector names a device.
+int mlccContainsIgnoringCase(const char *haystack, const char *needle);
 
 #endif // MLCC_RUNTIME_SRC_DEVICELAYER_H

@@ -194,27 +194,6 @@ static const char *deviceTypeName(VkPhysicalDeviceType type) {
   }
 }
 
-// Whether `needle` occurs in `haystack`, ignoring ASCII case.
-static bool containsIgnoringCase(const char *haystack, const char *needle) {
-  size_t n = strlen(needle);
-  for (const char *start = haystack; *start; ++start) {
-    size_t i = 0;
-    while (i < n && start[i]) {
-      char a = start[i], b = needle[i];
-      if (a >= 'A' && a <= 'Z')
-        a = (char)(a - 'A' + 'a');
-      if (b >= 'A' && b <= 'Z')
-        b = (char)(b - 'A' + 'a');
-      if (a != b)
-        break;
-      ++i;
-    }
-    if (i == n)
-      return true;
-  }
-  return n == 0;
-}
-
 // The index the selector rules of device.h give, or -1 (no match).
 static int64_t selectDevice(const VkPhysicalDeviceProperties *props,
                             uint32_t count, const char *selector) {
@@ -234,7 +213,7 @@ static int64_t selectDevice(const VkPhysicalDeviceProperties *props,
   if (decimal)
     return index < count ? (int64_t)index : -1;
   for (uint32_t i = 0; i < count; ++i)
-    if (containsIgnoringCase(props[i].deviceName, selector))
+    if (mlccContainsIgnoringCase(props[i].deviceName, selector))
       return i;
   return -1;
 }

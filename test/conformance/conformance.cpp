@@ -43,6 +43,11 @@ struct Options {
   std::string filter;
   std::string target = "ref";
   bool portableOnly = false;
+  /// --vulkan-no-float64: vulkan kernels as metal's (f32 for f64); with
+  /// --demoted-only, only the tests that have such kernels run (the rest
+  /// are the same kernels as without the option) and the rest are skipped.
+  bool vulkanNoFloat64 = false;
+  bool demotedOnly = false;
   /// A fault put into every device kernel (--inject-device-fault offset:
   /// buffers bound one element off; barriers: no barrier): the runs that
   /// prove the vulkan tests can fail.
@@ -51,6 +56,9 @@ struct Options {
   /// does that: ptxas for cuda) without running: for a GPU this machine
   /// does not have.
   bool compileOnly = false;
+  /// With --compile-only: each test's device kernels in their text form
+  /// (--emit device-asm) go to DIR/<test>.txt, for checks of their own.
+  std::string deviceAsmDir;
   bool update = false;
   bool verbose = false;
   int timeoutSeconds = 120;
@@ -100,8 +108,13 @@ bool matches(const std::string &pattern, const std::string &name) {
   return pattern == name;
 }
 
-/// Runs one test in this process. Returns "" on pass, else the reason.
-std::string runTest(const std::string &dir, const Options &opts) {
+/// runTest's answer for a test that --demoted-only leaves out.
+const char kSkipped[] = "skipped";
+
+/// Runs one test in this process. Returns "" on pass, kSkipped, else the
+/// reason.
+std::string runTest(const std::string &dir, const std::string &name,
+                    const Options &opts) {
   mlir::MLIRContext ctx;
   std::vector<std::string> errors;
   auto module = loadModel(ctx, dir + "/model.onnx", ImportOptions(), errors);
@@ -119,15 +132,30 @@ std::string runTest(const std::string &dir, const Options &opts) {
     options.name = "conformance";
     options.targetKernels = !opts.portableOnly;
     options.deviceFault = opts.deviceFault;
+    options.target.vulkanNoFloat64 = opts.vulkanNoFloat64;
     if (opts.compileOnly) {
       lowering::CompiledModel object;
+      options.keepDeviceAssembly = !opts.deviceAsmDir.empty();
       ref::Status s = compileForTarget(*module, opts.target, options, object);
-      return s.failed() ? "compile: " + s.message() : "";
+      if (s.failed())
+        return "compile: " + s.message();
+      if (options.keepDeviceAssembly) {
+        std::ofstream out(opts.deviceAsmDir + "/" + name + ".txt");
+        out << object.deviceAssembly;
+        if (!out)
+          return "cannot write the kernels to " + opts.deviceAsmDir;
+      }
+      return "";
     }
-    ref::Status s = CompiledModelRunner::compileAndLoad(
-        *module, opts.target, options, nullptr, compiled);
+    lowering::CompiledModel object;
+    ref::Status s = compileForTarget(*module, opts.target, options, object);
     if (s.failed())
       return "compile: " + s.message();
+    if (opts.demotedOnly && object.demotedKernels == 0)
+      return kSkipped;
+    s = CompiledModelRunner::load(object, nullptr, compiled);
+    if (s.failed())
+      return "load: " + s.message();
   }
   int sets = 0;
   for (const std::string &entry : listDir(dir)) {
@@ -163,7 +191,8 @@ std::string runTest(const std::string &dir, const Options &opts) {
 }
 
 /// Runs one test in a child process with a time limit.
-std::string runIsolated(const std::string &dir, const Options &opts) {
+std::string runIsolated(const std::string &dir, const std::string &name,
+                        const Options &opts) {
   int fds[2];
   if (pipe(fds) != 0)
     return "cannot create a pipe";
@@ -171,7 +200,7 @@ std::string runIsolated(const std::string &dir, const Options &opts) {
   if (pid == 0) {
     close(fds[0]);
     alarm(opts.timeoutSeconds);
-    std::string r = runTest(dir, opts);
+    std::string r = runTest(dir, name, opts);
     if (write(fds[1], r.data(), r.size()) < 0)
       _exit(3);
     _exit(r.empty() ? 0 : 1);
@@ -193,14 +222,14 @@ std::string runIsolated(const std::string &dir, const Options &opts) {
 }
 
 int usage() {
-  std::fprintf(
-      stderr,
-      "usage: mlcc-conformance --expected FILE --exclusions FILE "
-      "[--filter PREFIX] [--target ref|avx512|vulkan|cuda] [--portable-only] "
-      "[--compile-only] "
-      "[--inject-device-fault offset|barriers] "
-      "[--update] [-v] "
-      "ROOT...\n");
+  std::fprintf(stderr,
+               "usage: mlcc-conformance --expected FILE --exclusions FILE "
+               "[--filter PREFIX] [--target ref|avx512|vulkan|cuda|metal] "
+               "[--portable-only] [--vulkan-no-float64 [--demoted-only]] "
+               "[--compile-only [--device-asm-dir DIR]] "
+               "[--inject-device-fault offset|barriers] "
+               "[--update] [-v] "
+               "ROOT...\n");
   return 2;
 }
 
@@ -220,8 +249,14 @@ int main(int argc, char **argv) {
       opts.target = argv[++i];
     else if (a == "--compile-only")
       opts.compileOnly = true;
+    else if (a == "--device-asm-dir" && i + 1 < argc)
+      opts.deviceAsmDir = argv[++i];
     else if (a == "--portable-only")
       opts.portableOnly = true;
+    else if (a == "--vulkan-no-float64")
+      opts.vulkanNoFloat64 = true;
+    else if (a == "--demoted-only")
+      opts.demotedOnly = true;
     else if (a == "--inject-device-fault" && i + 1 < argc) {
       std::string fault = argv[++i];
       if (fault == "offset")
@@ -240,7 +275,8 @@ int main(int argc, char **argv) {
       opts.roots.push_back(a);
   }
   if (opts.roots.empty() || opts.expectedFile.empty() ||
-      opts.exclusionsFile.empty())
+      opts.exclusionsFile.empty() ||
+      (!opts.deviceAsmDir.empty() && !opts.compileOnly))
     return usage();
 
   auto exclusions = readList(opts.exclusionsFile);
@@ -248,7 +284,7 @@ int main(int argc, char **argv) {
   for (auto &[name, _] : readList(opts.expectedFile))
     expected.insert(name);
 
-  int passed = 0, failed = 0, excluded = 0;
+  int passed = 0, failed = 0, excluded = 0, skipped = 0;
   std::vector<std::string> regressions, newPasses, passing;
   for (const std::string &root : opts.roots) {
     for (const std::string &name : listDir(root)) {
@@ -262,7 +298,11 @@ int main(int argc, char **argv) {
         ++excluded;
         continue;
       }
-      std::string reason = runIsolated(dir, opts);
+      std::string reason = runIsolated(dir, name, opts);
+      if (reason == kSkipped) {
+        ++skipped;
+        continue;
+      }
       bool ok = reason.empty();
       ok ? ++passed : ++failed;
       if (ok)
@@ -293,5 +333,9 @@ int main(int argc, char **argv) {
               "excluded, %zu regressions, %zu new passes\n",
               passed, total, total ? 100.0 * passed / total : 0.0, excluded,
               regressions.size(), newPasses.size());
+  if (opts.demotedOnly)
+    std::printf("conformance: %d tests skipped: no kernel of theirs computes "
+                "in f64\n",
+                skipped);
   return regressions.empty() ? 0 : 1;
 }

@@ -233,6 +233,10 @@ int runCompile(const CompileOptions &options) {
                 "kernels), %u read-backs\n",
                 compiled.launchSites, compiled.serialLaunchSites,
                 compiled.readBackSites);
+  if (options.stats && compiled.demotedKernels > 0)
+    std::printf("device without 64-bit floats: %u of %zu kernels compute in "
+                "f32 what they would in f64\n",
+                compiled.demotedKernels, compiled.numKernels);
   // The device assembler's resources per kernel (ptxas -v for cuda).
   if (options.stats && !compiled.kernelReports.empty()) {
     std::printf("device assembler: %u of %zu kernels spill registers\n",

@@ -60,12 +60,13 @@ int main(int argc, char **argv) {
       ->capture_default_str()
       ->check(CLI::IsMember(targets));
   compileCmd
-      ->add_option("--emit", compile.emit,
-                   "What to write: obj (object + header), mlir (graph "
-                   "dialect after the pipeline), host-mlir (the host "
-                   "module before it goes to LLVM), kernels (a device "
-                   "target's kernels in the gpu dialect) or device-asm (the "
-                   "kernels as the API's assembly: PTX for cuda)")
+      ->add_option(
+          "--emit", compile.emit,
+          "What to write: obj (object + header), mlir (graph "
+          "dialect after the pipeline), host-mlir (the host "
+          "module before it goes to LLVM), kernels (a device "
+          "target's kernels in the gpu dialect) or device-asm (the "
+          "kernels as the API's assembly: PTX for cuda, MSL for metal)")
       ->capture_default_str()
       ->check(
           CLI::IsMember({"mlir", "obj", "host-mlir", "kernels", "device-asm"}));
@@ -92,6 +93,15 @@ int main(int argc, char **argv) {
   compileCmd->add_option("--vulkan-subgroup-size",
                          compile.targetOptions.vulkanSubgroupSize,
                          subgroupHelp);
+  const char *noFloat64Help =
+      "--target vulkan: the device has no 64-bit floats; kernels compute in "
+      "f32 where they would in f64, as --target metal's do";
+  compileCmd->add_flag("--vulkan-no-float64",
+                       compile.targetOptions.vulkanNoFloat64, noFloat64Help);
+  compileCmd->add_option("--triple", compile.targetOptions.triple,
+                         "--target metal: the Apple host of the object "
+                         "(default arm64-apple-macos; x86_64-apple-macos for "
+                         "Intel Macs, arm64-apple-ios)");
   compileCmd->add_option("--weights", compile.weights,
                          "Where the weights go: embedded (read-only data in "
                          "the object) or external (a weights file that "
@@ -129,6 +139,8 @@ int main(int argc, char **argv) {
   runCmd->add_flag("--portable-only", run.portableOnly, portableHelp);
   runCmd->add_option("--vulkan-subgroup-size",
                      run.targetOptions.vulkanSubgroupSize, subgroupHelp);
+  runCmd->add_flag("--vulkan-no-float64", run.targetOptions.vulkanNoFloat64,
+                   noFloat64Help);
   runCmd->add_option("--threads", run.threads,
                      "Threads of the runtime's pool for a compiled target "
                      "(0: one per core)")

@@ -38,6 +38,7 @@ MLCC_EXTERN_C_BEGIN
 typedef enum mlcc_device_api {
   MLCC_DEVICE_API_VULKAN = 1,
   MLCC_DEVICE_API_CUDA = 2,
+  MLCC_DEVICE_API_METAL = 3,
 } mlcc_device_api;
 
 /// A CUDA kernel's code (mlcc_device_kernel_desc::code): a bundle of images
@@ -65,19 +66,38 @@ typedef struct mlcc_cuda_image {
   uint64_t bytes;
 } mlcc_cuda_image;
 
+/// A Metal kernel's code (mlcc_device_kernel_desc::code): the header, the
+/// kernel's MSL source (one translation unit, its kernel function named as
+/// the kernel, buffer(i) for binding i) and, when Apple's toolchain was
+/// found at compile time, the same kernel as a metallib, which the device
+/// layer loads in preference to compiling the source. Integers
+/// little-endian; offsets from the header's first byte.
+#define MLCC_METAL_KERNEL_MAGIC "MLCCMETL"
+typedef struct mlcc_metal_kernel_header {
+  char magic[8];        ///< MLCC_METAL_KERNEL_MAGIC, no NUL
+  uint32_t msl_version; ///< the source's MSL: 20300 for 2.3
+  uint32_t reserved;    ///< 0
+  uint64_t source_offset;
+  uint64_t source_bytes; ///< with the source's NUL
+  uint64_t metallib_offset;
+  uint64_t metallib_bytes; ///< 0: none
+} mlcc_metal_kernel_header;
+
 /// One compute kernel, as a model object holds it.
 typedef struct mlcc_device_kernel_desc {
   /// The kernel's name, in messages, and the name of the SPIR-V entry
   /// point (a GLCompute one) the pipeline is made from: the compiler names
   /// each entry point after its kernel, not "main".
   const char *name;
-  /// SPIR-V words (Vulkan), 4-byte aligned; a bundle (CUDA), 8-byte aligned
+  /// SPIR-V words (Vulkan), 4-byte aligned; a bundle (CUDA) or a kernel
+  /// header and what follows (Metal), 8-byte aligned
   const void *code;
   uint64_t code_bytes;
   /// Storage buffers after the parameter words: bindings 1..num_buffers.
   uint32_t num_buffers;
   /// The workgroup size the kernel was written for (its entry point's
-  /// LocalSize, checked against it when the module states one); launches
+  /// LocalSize, checked against it when the module states one; MSL does
+  /// not carry it: Metal dispatches threadgroups of this size); launches
   /// give the number of workgroups.
   uint32_t workgroup_size[3];
 } mlcc_device_kernel_desc;
@@ -108,6 +128,10 @@ typedef struct mlcc_device_binding {
 /// selector the first device; no libcuda.so.1, a failing cuInit or no
 /// device: MLCC_NO_DEVICE. MLCC_CUDA_GRAPHS=0 in the environment turns the
 /// capture of repeated launch batches into CUDA graphs off.
+/// Metal (a runtime built for an Apple platform): MTLCopyAllDevices's
+/// list (MTLCreateSystemDefaultDevice's on iOS), and without a selector
+/// the system default device; elsewhere, or with no Metal device:
+/// MLCC_NO_DEVICE.
 MLCC_API mlcc_status mlcc_device_open(mlcc_device_api api, const char *selector,
                                       mlcc_device **out);
 

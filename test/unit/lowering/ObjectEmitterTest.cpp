@@ -1,6 +1,6 @@
-//===- ObjectEmitterTest.cpp - host IR and blobs -> one ELF object --------===//
+//===- ObjectEmitterTest.cpp - host IR and blobs -> one object ------------===//
 //
-// The objects are checked three ways: parsed in-process with LLVM's ELF
+// The ELF objects are checked three ways: parsed in-process with LLVM's ELF
 // reader (exact bytes, sizes, bindings), read by llvm-readelf-19, and linked
 // by `cc` with a C main that calls into them and prints what it gets.
 //
@@ -26,7 +26,9 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 using namespace llvm;
 using namespace mlcc;
@@ -552,6 +554,59 @@ TEST_CASE("object emitter: bad input returns an error", "[object-emitter]") {
       CHECK(message.find(c.message) != std::string::npos);
     }
   }
+}
+
+// An Apple host (--target metal): the same host IR and data in a Mach-O
+// object; machine-code kernels are ELF x86-64 only.
+TEST_CASE("object emitter: Mach-O for Apple hosts", "[object-emitter]") {
+  for (auto [triple, cpu, arch] :
+       {std::tuple{"arm64-apple-macosx11.0.0", "generic", Triple::aarch64},
+        std::tuple{"x86_64-apple-macosx11.0.0", "x86-64", Triple::x86_64}}) {
+    DYNAMIC_SECTION(triple) {
+      Blobs blobs = makeBlobs();
+      // Its data points into `blobs`' bytes.
+      Blobs dataOnly = blobs;
+      dataOnly.kernels.clear();
+      LLVMContext ctx;
+      ObjectEmitterOptions opts;
+      opts.triple = triple;
+      opts.hostCpu = cpu;
+      auto obj = emitToBuffer(makeHost(ctx), dataOnly, opts);
+      if (!obj)
+        FAIL(toString(obj.takeError()));
+      auto parsed = object::ObjectFile::createObjectFile(
+          MemoryBufferRef(StringRef(obj->data(), obj->size()), "obj"));
+      if (!parsed)
+        FAIL(toString(parsed.takeError()));
+      CHECK(parsed->get()->isMachO());
+      CHECK(parsed->get()->getArch() == arch);
+      std::set<std::string> names;
+      for (const object::SymbolRef &symbol : parsed->get()->symbols())
+        names.insert(cantFail(symbol.getName()).str());
+      // Mach-O prefixes C names with an underscore.
+      for (const DataBlob &blob : blobs.data)
+        CHECK(names.count("_" + blob.name));
+
+      opts.hostCpu = "x86-64-v9";
+      auto badCpu = emitToBuffer(makeHost(ctx), dataOnly, opts);
+      REQUIRE(!badCpu);
+      CHECK_THAT(toString(badCpu.takeError()),
+                 Catch::Contains("is not a known"));
+      opts.hostCpu = cpu;
+      auto withKernels = emitToBuffer(makeHost(ctx), blobs, opts);
+      REQUIRE(!withKernels);
+      CHECK_THAT(toString(withKernels.takeError()),
+                 Catch::Contains("machine-code kernels go into ELF x86-64 "
+                                 "objects only"));
+    }
+  }
+  LLVMContext ctx;
+  ObjectEmitterOptions opts;
+  opts.triple = "aarch64-unknown-linux-gnu";
+  auto linuxArm = emitToBuffer(makeHost(ctx), makeBlobs(), opts);
+  REQUIRE(!linuxArm);
+  CHECK_THAT(toString(linuxArm.takeError()),
+             Catch::Contains("is not a host objects are written for"));
 }
 
 TEST_CASE("object emitter: file output errors", "[object-emitter]") {

@@ -1,0 +1,2 @@
+// Stand-in for Metal's <simd/simd.h>: the MSL mlcc emits uses nothing of it.
+#pragma once
