@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaTarget.h"
+#include "ExternalTool.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -40,15 +41,6 @@ std::string findPtxas(llvm::StringRef root) {
     return *onPath;
   return "";
 }
-
-// Removes a temporary file when it goes out of scope.
-struct TempFile {
-  llvm::SmallString<128> path;
-  ~TempFile() {
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-};
 
 } // namespace
 
@@ -84,41 +76,23 @@ namespace {
 
 llvm::Expected<Assembled> runPtxas(llvm::StringRef ptxas, llvm::StringRef ptx,
                                    unsigned arch) {
-  TempFile input, output, log;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("mlcc-kernel", "ptx", input.path))
-    return llvm::createStringError(ec, "cannot create a file for ptxas");
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-          "mlcc-kernel", "cubin", output.path))
-    return llvm::createStringError(ec, "cannot create a file for ptxas");
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("mlcc-ptxas", "log", log.path))
-    return llvm::createStringError(ec, "cannot create a file for ptxas");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(input.path, ec);
-    if (ec)
-      return llvm::createStringError(ec, "cannot write the PTX for ptxas");
-    os << ptx;
-  }
+  lowering::TempFile input, output;
+  if (llvm::Error err = input.create("kernel", "ptx", "ptxas"))
+    return std::move(err);
+  if (llvm::Error err = output.create("kernel", "cubin", "ptxas"))
+    return std::move(err);
+  if (llvm::Error err = lowering::writeFile(input.path(), ptx))
+    return std::move(err);
   std::string archFlag = "-arch=sm_" + std::to_string(arch);
-  llvm::SmallVector<llvm::StringRef> args{
-      ptxas, archFlag, "-O3", "-v", input.path.str(), "-o", output.path.str()};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.path.str(),
-                                                log.path.str()};
-  std::string error;
-  int rc =
-      llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
-                                /*SecondsToWait=*/0, /*MemoryLimit=*/0, &error);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> logText =
-      llvm::MemoryBuffer::getFile(log.path);
-  std::string messages = logText ? (*logText)->getBuffer().trim().str() : "";
-  if (rc != 0)
+  lowering::ToolRun run = lowering::runTool(
+      {ptxas, archFlag, "-O3", "-v", input.path(), "-o", output.path()});
+  const std::string &messages = run.output;
+  if (run.exitCode != 0)
     return llvm::createStringError("ptxas %s failed%s%s: %s", archFlag.c_str(),
-                                   error.empty() ? "" : ": ", error.c_str(),
-                                   messages.c_str());
+                                   run.launchError.empty() ? "" : ": ",
+                                   run.launchError.c_str(), messages.c_str());
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> cubin =
-      llvm::MemoryBuffer::getFile(output.path);
+      llvm::MemoryBuffer::getFile(output.path());
   if (!cubin)
     return llvm::createStringError(cubin.getError(), "ptxas wrote no cubin");
   Assembled out;

@@ -36,9 +36,7 @@ Type demoted(Type t) {
 // that are not scalars.
 LogicalResult checkDemotable(gpu::GPUFuncOp fn, StringRef device) {
   WalkResult result = fn.walk([&](Operation *op) {
-    bool f64 = llvm::any_of(op->getResultTypes(), holdsF64) ||
-               llvm::any_of(op->getOperandTypes(), holdsF64);
-    if (!f64)
+    if (!touchesFloat64(op))
       return WalkResult::advance();
     auto constant = dyn_cast<arith::ConstantOp>(op);
     if (isa<arith::BitcastOp>(op) ||
@@ -54,19 +52,22 @@ LogicalResult checkDemotable(gpu::GPUFuncOp fn, StringRef device) {
 
 } // namespace
 
+bool touchesFloat64(Operation *op) {
+  return llvm::any_of(op->getResultTypes(), holdsF64) ||
+         llvm::any_of(op->getOperandTypes(), holdsF64);
+}
+
 LogicalResult demoteFloat64(ModuleOp kernel, StringRef device,
                             lowering::DeviceKernelCode &out) {
   gpu::GPUFuncOp fn;
   kernel.walk([&](gpu::GPUFuncOp f) { fn = f; });
   if (!fn || failed(checkDemotable(fn, device)))
     return failure();
-  out.demotedFloat64 =
-      fn.walk([](Operation *op) {
-          bool f64 = llvm::any_of(op->getResultTypes(), holdsF64) ||
-                     llvm::any_of(op->getOperandTypes(), holdsF64);
-          return f64 ? WalkResult::interrupt() : WalkResult::advance();
-        }).wasInterrupted() ||
-      llvm::any_of(fn.getArgumentTypes(), holdsF64);
+  out.demotedFloat64 = llvm::any_of(fn.getArgumentTypes(), holdsF64) ||
+                       fn.walk([](Operation *op) {
+                           return touchesFloat64(op) ? WalkResult::interrupt()
+                                                     : WalkResult::advance();
+                         }).wasInterrupted();
   if (!out.demotedFloat64)
     return success();
   // Every f64 value becomes f32 in place: the arith and math ops are

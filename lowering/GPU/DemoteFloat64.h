@@ -21,6 +21,10 @@
 
 namespace mlcc::gpukernels {
 
+/// Whether `op` has an f64 operand or result (a scalar, or a shaped type
+/// of f64 elements).
+bool touchesFloat64(mlir::Operation *op);
+
 /// Rewrites every f64 value of `kernel` (a module with one gpu.func) as
 /// f32: constants rounded, f32<->f64 casts dropped, buffers and
 /// kernel-local arrays of f64 made f32. Errors name the op (a bitcast of

@@ -1,21 +1,15 @@
 //===- GpuTarget.cpp - A GPU target: the hot kernels and an API -----------===//
 
 #include "GpuTarget.h"
+#include "DemoteFloat64.h"
 
 namespace mlcc::gpukernels {
-
-static bool holdsF64(mlir::Type t) {
-  if (auto shaped = mlir::dyn_cast<mlir::ShapedType>(t))
-    t = shaped.getElementType();
-  return t.isF64();
-}
 
 lowering::TargetLowering GpuTarget::lowerOp(mlir::Operation *op,
                                             lowering::OpLoweringContext &ctx) {
   // Every f64 the kernels then see is the lowerings' own (accumulators,
   // scratch), which DemoteFloat64 makes f32 consistently in every kernel.
-  if (traits.noFloat64 && (llvm::any_of(op->getOperandTypes(), holdsF64) ||
-                           llvm::any_of(op->getResultTypes(), holdsF64))) {
+  if (traits.noFloat64 && touchesFloat64(op)) {
     op->emitError() << lowering::describeOp(op) << ": --target " << targetName
                     << (targetName == "vulkan" ? " --vulkan-no-float64" : "")
                     << ": a float64 tensor, which the device cannot hold (it "

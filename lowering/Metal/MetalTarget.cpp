@@ -4,12 +4,10 @@
 
 #include "DemoteFloat64.h"
 #include "GpuTarget.h"
-#include "KernelPreparation.h"
 #include "VulkanTarget.h"
 #include "mlcc/device.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/TargetParser/Triple.h"
 
 #include <cstring>

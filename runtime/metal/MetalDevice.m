@@ -22,6 +22,7 @@
 
 #include "DeviceLayer.h"
 #include "LastError.h"
+#include "MetalKernelCode.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,42 +179,20 @@ static id<MTLLibrary> makeLibrary(mlccMtlDevice *d,
                                   const mlcc_device_kernel_desc *desc,
                                   mlcc_status *status) {
   static const char fn[] = "mlcc_device_kernel_create";
-  mlcc_metal_kernel_header header;
-  const uint8_t *code = desc->code;
-  *status = MLCC_INVALID_ARGUMENT;
-  if (desc->code_bytes < sizeof(header)) {
-    mlcc_last_error_set(*status,
-                        "%s: kernel %s: %llu bytes is no Metal "
-                        "kernel",
-                        fn, desc->name, (unsigned long long)desc->code_bytes);
+  mlccMetalKernelParts parts;
+  *status = mlccMetalReadKernel(desc, &parts);
+  if (*status != MLCC_OK)
     return nil;
-  }
-  memcpy(&header, code, sizeof(header));
-  uint64_t size = desc->code_bytes;
-  int inside = header.source_offset <= size &&
-               header.source_bytes <= size - header.source_offset &&
-               header.metallib_offset <= size &&
-               header.metallib_bytes <= size - header.metallib_offset;
-  if (memcmp(header.magic, MLCC_METAL_KERNEL_MAGIC, sizeof(header.magic)) ||
-      !inside || header.source_bytes == 0 ||
-      code[header.source_offset + header.source_bytes - 1] != 0) {
-    mlcc_last_error_set(*status,
-                        "%s: kernel %s: not a Metal kernel (bad "
-                        "magic, or parts outside its %llu bytes)",
-                        fn, desc->name, (unsigned long long)size);
-    return nil;
-  }
   NSError *error = nil;
   id<MTLLibrary> library = nil;
-  if (header.metallib_bytes) {
-    dispatch_data_t data = dispatch_data_create(
-        code + header.metallib_offset, (size_t)header.metallib_bytes, NULL,
-        DISPATCH_DATA_DESTRUCTOR_DEFAULT);
+  if (parts.metallib) {
+    dispatch_data_t data =
+        dispatch_data_create(parts.metallib, (size_t)parts.metallibBytes, NULL,
+                             DISPATCH_DATA_DESTRUCTOR_DEFAULT);
     library = [d->device newLibraryWithData:data error:&error];
     dispatch_release(data);
   } else {
-    NSString *source = [NSString
-        stringWithUTF8String:(const char *)code + header.source_offset];
+    NSString *source = [NSString stringWithUTF8String:parts.source];
     MTLCompileOptions *options = [[MTLCompileOptions alloc] init];
     [options setLanguageVersion:MTLLanguageVersion2_3];
     library = [d->device newLibraryWithSource:source
@@ -221,12 +200,11 @@ static id<MTLLibrary> makeLibrary(mlccMtlDevice *d,
                                         error:&error];
     [options release];
   }
-  *status = MLCC_INTERNAL;
   if (!library)
-    fail(*status, fn,
-         header.metallib_bytes ? "Metal cannot load the kernel's metallib"
-                               : "Metal cannot compile the kernel's MSL",
-         error);
+    *status = fail(MLCC_INTERNAL, fn,
+                   parts.metallib ? "Metal cannot load the kernel's metallib"
+                                  : "Metal cannot compile the kernel's MSL",
+                   error);
   return library;
 }
 

@@ -6,15 +6,17 @@ Usage: check_metal_model.py --mlcc MLCC --clang CLANG --llvm-tools DIR
 
 - The object is an arm64 Mach-O object file with the model's API
   (mlcc_NAME_create, _run, _destroy, calling the runtime's
-  mlcc_model_create) and a kernel
-  header (MLCCMETL) for each kernel --emit device-asm prints;
-- every kernel's MSL passes check_msl.py (clang, C++ for OpenCL).
+  mlcc_model_create) and a kernel header (MLCCMETL) with its MSL for each
+  kernel the compiler counts;
+- every kernel's MSL, as the object carries it (written to OUT/model.metal),
+  passes check_msl.py (clang, C++ for OpenCL).
 Exits 1 on the first check that fails, saying which.
 """
 
 import argparse
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -27,6 +29,29 @@ def run(cmd):
     if p.returncode != 0:
         sys.exit("FAIL: %s\n%s" % (" ".join(cmd), p.stdout))
     return p.stdout
+
+
+def kernel_sources(data):
+    """(name, MSL) of each kernel header (mlcc/device.h,
+    mlcc_metal_kernel_header) in the object's bytes, read as the runtime
+    reads them."""
+    out = []
+    for m in re.finditer(b"MLCCMETL", data):
+        at = m.start()
+        if at % 8:
+            continue
+        _, version, _, src, src_bytes, lib, lib_bytes = struct.unpack_from(
+            "<8sIIQQQQ", data, at)
+        source = data[at + src:at + src + src_bytes]
+        if version != 20300 or not source.endswith(b"\0"):
+            sys.exit("FAIL: the kernel header at %d is not MSL 2.3 with a "
+                     "NUL-terminated source" % at)
+        text = source[:-1].decode("utf-8")
+        name = re.search(r"^kernel void (\w+)\(", text, re.M)
+        if not name:
+            sys.exit("FAIL: the kernel at %d has no kernel function" % at)
+        out.append((name.group(1), text))
+    return out
 
 
 def main():
@@ -46,7 +71,6 @@ def main():
     for d in args.dim:
         common += ["--dim", d]
     stats = run([args.mlcc, "compile"] + common + ["-o", obj, "--stats"])
-    run([args.mlcc, "compile"] + common + ["--emit", "device-asm", "-o", msl])
 
     headers = run([os.path.join(args.llvm_tools, "llvm-objdump"), "--macho",
                    "--private-headers", obj])
@@ -60,12 +84,14 @@ def main():
         if not any(line.endswith(want) for line in symbols):
             sys.exit("FAIL: %s has no symbol '%s'" % (obj, want))
     with open(obj, "rb") as f:
-        headers_in_object = f.read().count(b"MLCCMETL")
-    with open(msl, encoding="utf-8") as f:
-        kernels = sum(1 for line in f if line.startswith("// kernel "))
-    if kernels == 0 or headers_in_object != kernels:
-        sys.exit("FAIL: the object carries %d Metal kernels, --emit device-asm "
-                 "prints %d" % (headers_in_object, kernels))
+        sources = kernel_sources(f.read())
+    kernels = int(re.search(r"metal: (\d+) kernels", stats).group(1))
+    if kernels == 0 or len(sources) != kernels:
+        sys.exit("FAIL: the object carries %d Metal kernels, the compiler "
+                 "says %d" % (len(sources), kernels))
+    with open(msl, "w", encoding="utf-8") as f:
+        for name, source in sources:
+            f.write("// kernel %s\n%s" % (name, source))
     check = subprocess.run([sys.executable, os.path.join(HERE, "check_msl.py"),
                             "--clang", args.clang, msl])
     if check.returncode != 0:
