@@ -99,14 +99,16 @@ Value HostBuilder::inPlaceBuffer(Value result) {
     if (slot == slotOfValue.end() ||
         cast<ShapedType>(operand.getType()).getShape() != type.getShape())
       continue;
-    Slot &s = slots[slot->second];
+    // Copied out: inserting `result` may rehash the map under `slot`.
+    unsigned index = slot->second;
+    Slot &s = slots[index];
     if (s.last > step || s.bytes != bytes)
       continue;
     s.last = lastUseOf(result);
-    slotOfValue[result] = slot->second;
+    slotOfValue[result] = index;
     ++entryResult.inPlaceResults;
     entryResult.intermediateBytes += bytes;
-    return viewOfSlot(slot->second, type);
+    return viewOfSlot(index, type);
   }
   return nullptr;
 }

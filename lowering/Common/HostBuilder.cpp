@@ -183,9 +183,10 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
       buffers[result] = buffer(v);
       auto slot = slotOfValue.find(v);
       if (slot != slotOfValue.end()) {
-        Slot &s = slots[slot->second];
+        unsigned index = slot->second;
+        Slot &s = slots[index];
         s.last = std::max(s.last, lastUseOf(result));
-        slotOfValue[result] = slot->second;
+        slotOfValue[result] = index;
       }
     }
     return success();
@@ -198,10 +199,12 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
     auto slot = slotOfValue.find(src);
     if (slot != slotOfValue.end() && !directOutput.count(result) &&
         !preset.count(result)) {
-      Slot &s = slots[slot->second];
+      // Copied out: inserting `result` may rehash the map under `slot`.
+      unsigned index = slot->second;
+      Slot &s = slots[index];
       s.last = std::max(s.last, lastUse.lookup(result));
-      slotOfValue[result] = slot->second;
-      buffers[result] = viewOfSlot(slot->second, cast<ShapedType>(result.getType()));
+      slotOfValue[result] = index;
+      buffers[result] = viewOfSlot(index, cast<ShapedType>(result.getType()));
       return success();
     }
   }
