@@ -22,8 +22,14 @@ createTarget(llvm::StringRef name, const TargetOptions &options) {
     return llvm::createStringError("--triple is an option of --target metal "
                                    "(the other targets' hosts are x86-64 "
                                    "Linux)");
-  if (name == "avx512")
-    return avx512::createAVX512Target();
+  if (name != "avx512" && !options.cpu.empty())
+    return llvm::createStringError("--cpu is an option of --target avx512");
+  if (name == "avx512") {
+    llvm::Expected<CpuTarget> cpu = resolveCpu(options.cpu);
+    if (!cpu)
+      return cpu.takeError();
+    return avx512::createAVX512Target(std::move(*cpu));
+  }
   if (name != "vulkan" &&
       (options.vulkanSubgroupSize || options.vulkanNoFloat64))
     return llvm::createStringError("--vulkan-subgroup-size and "

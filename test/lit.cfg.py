@@ -35,3 +35,21 @@ if config.mlcc_clangxx and os.path.exists(config.mlcc_clangxx):
             config.python_executable,
             os.path.join(config.mlcc_source_dir, "test", "metal", "check_msl.py"),
             config.mlcc_clangxx)))
+
+# Tests of kernels for instruction sets this CPU may lack (REQUIRES:
+# avx512vnni) are UNSUPPORTED here, never passed without running.
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+_flags = cpu_flags()
+for flag, feature in [("avx512_vnni", "avx512vnni"), ("avx512_bf16", "avx512bf16"),
+                      ("amx_tile", "amx")]:
+    if flag in _flags:
+        config.available_features.add(feature)

@@ -314,8 +314,11 @@ bool GraphImporter::importNode(const onnx::NodeProto &node, NameScope &scope) {
     return false;
   // Fold as we go: later nodes' shape helpers need the values of shape
   // computations (Shape -> Slice -> Concat -> Reshape) to type their results.
-  SmallVector<Value> results;
-  if (failed(graph::foldConstantOp(op, kImportFoldBytes, &results)))
+  // A dequantised weight waits for mlcc-fold-constants, which sees whether
+  // a matmul or conv reads it (then it stays, for the int8 kernels).
+  SmallVector<Value> results(op->result_begin(), op->result_end());
+  if (!isa<graph::DequantizeLinearOp>(op) &&
+      failed(graph::foldConstantOp(op, kImportFoldBytes, &results)))
     return false;
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty())

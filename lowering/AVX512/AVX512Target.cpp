@@ -13,10 +13,15 @@ namespace {
 
 class AVX512Target : public lowering::Target {
 public:
+  explicit AVX512Target(lowering::CpuTarget cpu) { state.cpu = std::move(cpu); }
   llvm::StringRef name() const override { return "avx512"; }
-  // The kernels need AVX-512 anyway; the host code (and the portable
-  // lowerings' loops) may as well use it.
-  llvm::StringRef hostCpu() const override { return "x86-64-v4"; }
+  // The host code (and the portable lowerings' loops) uses what the
+  // kernels may: the --cpu's instructions.
+  llvm::StringRef hostCpu() const override { return state.cpu.llvmCpu; }
+  llvm::StringRef hostFeatures() const override {
+    return state.cpu.llvmFeatures;
+  }
+  const lowering::CpuTarget *cpuTarget() const override { return &state.cpu; }
   lowering::TargetLowering lowerOp(Operation *op,
                                    lowering::OpLoweringContext &ctx) override {
     return selectKernel(op, ctx, state);
@@ -34,8 +39,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<lowering::Target> createAVX512Target() {
-  return std::make_unique<AVX512Target>();
+std::unique_ptr<lowering::Target> createAVX512Target(lowering::CpuTarget cpu) {
+  return std::make_unique<AVX512Target>(std::move(cpu));
 }
 
 } // namespace mlcc::avx512

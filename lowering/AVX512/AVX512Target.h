@@ -15,7 +15,8 @@
 
 namespace mlcc::avx512 {
 
-std::unique_ptr<lowering::Target> createAVX512Target();
+/// Kernels and host code for `cpu` (lowering::resolveCpu).
+std::unique_ptr<lowering::Target> createAVX512Target(lowering::CpuTarget cpu);
 
 } // namespace mlcc::avx512
 

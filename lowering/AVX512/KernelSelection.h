@@ -21,6 +21,8 @@ using lowering::TargetLowering;
 
 /// What the target remembers from op to op within one model.
 struct SelectionState {
+  /// The --cpu: which instruction sets (VNNI, BF16, AMX) kernels may use.
+  lowering::CpuTarget cpu;
   /// Graph values also (or only) held in NCHW16c, and their buffers: conv
   /// chains stay blocked, and elementwise ops on them run blocked too.
   llvm::DenseMap<mlir::Value, mlir::Value> blocked;
@@ -37,6 +39,10 @@ TargetLowering selectEltwise(mlir::Operation *op, OpLoweringContext &ctx,
                              SelectionState &state);
 TargetLowering selectGemm(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
+TargetLowering selectQuantGemm(mlir::Operation *op, OpLoweringContext &ctx,
+                               SelectionState &state);
+TargetLowering selectQdqGemm(mlir::Operation *op, OpLoweringContext &ctx,
+                             SelectionState &state);
 TargetLowering selectConv(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
 TargetLowering selectPool(mlir::Operation *op, OpLoweringContext &ctx,

@@ -244,6 +244,10 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
   if (host.entries.size() > 1)
     for (const HostEntry &e : host.entries)
       iface.variants.push_back(describeShapes(e.interface, iface));
+  if (const CpuTarget *cpu = target.cpuTarget()) {
+    iface.cpuFeatures = cpu->features;
+    iface.cpuName = cpu->name;
+  }
   if (options.externalWeights) {
     iface.externalWeights = true;
     iface.weightsBytes = host.weights.size();
@@ -337,6 +341,7 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
     kernels.push_back({k.name, k.bytes, 64, SymbolScope::Local});
   ObjectEmitterOptions emitterOptions;
   emitterOptions.hostCpu = target.hostCpu().str();
+  emitterOptions.hostFeatures = target.hostFeatures().str();
   emitterOptions.triple = target.hostTriple().str();
   emitterOptions.optimizeHost = true;
   llvm::SmallString<0> object;

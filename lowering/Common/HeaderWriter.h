@@ -61,6 +61,10 @@ struct ModelInterface {
   /// For a model compiled for several shapes: each one's dynamic dims
   /// ("batch=8"), in the order the runtime tries them.
   std::vector<std::string> variants;
+  /// What the object's code needs of the CPU (MLCC_CPU_* bits) and the
+  /// --cpu it was compiled for; 0 and "" when nothing is checked.
+  uint64_t cpuFeatures = 0;
+  std::string cpuName;
 };
 
 /// Checks `m` and, when it is valid, writes its header into `header` and

@@ -154,6 +154,17 @@ void HostBuilder::computeLastUses() {
         lastUse[operand] = std::max(lastUse[operand], opEnd[user]);
     }
   });
+  // A DequantizeLinear's input lives as long as its result: a target's
+  // int8 kernel for a consumer of the result reads the quantised input
+  // instead (lowering/AVX512/SelectQdqGemm.cpp). Latest first, so a chain
+  // of them passes the lifetime on.
+  SmallVector<Operation *> dequantizes;
+  graph.getBody().walk(
+      [&](graph::DequantizeLinearOp op) { dequantizes.push_back(op); });
+  for (Operation *op : llvm::reverse(dequantizes)) {
+    Value in = op->getOperand(0);
+    lastUse[in] = std::max(lastUse[in], lastUseOf(op->getResult(0)));
+  }
   // A value returned once, made by an op that writes its own buffer, is
   // computed straight into the caller's output buffer.
   Operation *ret = graph.getBody().front().getTerminator();

@@ -112,6 +112,28 @@ _Static_assert(offsetof(mlcc_gemm_args, c) == 24, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, residual) == 32, "gemm ABI");
 #endif
 
+/** Arguments of a generated int8 GEMM kernel (lowering/AVX512/Kernels/
+ *  GemmInt8.h): a is M x K u8 or s8, packed_b and column_data come from
+ *  packInt8B, c is M x N int32, f32, u8 or s8 as the kernel was generated;
+ *  residual (f32, laid out like c) is read only by kernels made with one. */
+typedef struct mlcc_int8_gemm_args {
+  const void *a;
+  const int8_t *packed_b;
+  const void *column_data;
+  void *c;
+  const float *residual;
+} mlcc_int8_gemm_args;
+
+typedef void (*mlcc_int8_gemm_kernel_fn)(const mlcc_int8_gemm_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_int8_gemm_args, packed_b) == 8, "int8 gemm ABI");
+static_assert(offsetof(mlcc_int8_gemm_args, column_data) == 16,
+              "int8 gemm ABI");
+static_assert(offsetof(mlcc_int8_gemm_args, c) == 24, "int8 gemm ABI");
+static_assert(offsetof(mlcc_int8_gemm_args, residual) == 32, "int8 gemm ABI");
+#endif
+
 /*===----------------------------------------------------------------------===*\
 |* 2-D and global pooling (lowering/AVX512/Kernels/Pool.h)                    *|
 \*===----------------------------------------------------------------------===*/

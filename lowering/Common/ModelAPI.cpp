@@ -12,7 +12,7 @@ namespace mlcc::lowering {
 namespace {
 
 /// runtime/include/mlcc/model.h's MLCC_MODEL_ABI_VERSION.
-constexpr uint32_t kModelABIVersion = 4;
+constexpr uint32_t kModelABIVersion = 5;
 
 // The values of runtime/include/mlcc/tensor.h's mlcc_dtype.
 int32_t dtypeCode(const std::string &name) {
@@ -211,7 +211,7 @@ void APIWriter::write(ArrayRef<HostEntry> entries,
   bool variants = entries.size() > 1;
   StructType *descType =
       StructType::get(ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64,
-                            i64, ptr, i64, ptr});
+                            i64, ptr, i64, ptr, i64, ptr});
   Constant *desc = ConstantStruct::get(
       descType,
       {ConstantInt::get(i32, kModelABIVersion),
@@ -230,7 +230,11 @@ void APIWriter::write(ArrayRef<HostEntry> entries,
                 : static_cast<Constant *>(ConstantPointerNull::get(ptr)),
        ConstantInt::get(i64, iface.outputDimsOffset),
        device ? deviceProgram(*device)
-              : static_cast<Constant *>(ConstantPointerNull::get(ptr))});
+              : static_cast<Constant *>(ConstantPointerNull::get(ptr)),
+       ConstantInt::get(i64, iface.cpuFeatures),
+       iface.cpuName.empty()
+           ? static_cast<Constant *>(ConstantPointerNull::get(ptr))
+           : string(iface.cpuName, prefix + "cpu_name")});
   auto *descVar =
       new GlobalVariable(m, descType, true, GlobalValue::ExternalLinkage, desc,
                          modelDescriptorSymbol(iface));

@@ -14,6 +14,8 @@
 #ifndef MLCC_LOWERING_COMMON_TARGET_H
 #define MLCC_LOWERING_COMMON_TARGET_H
 
+#include "CpuTarget.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -163,6 +165,9 @@ struct TargetOptions {
   /// Metal: the Apple host the object is for (arm64-apple-macos by
   /// default, x86_64-apple-macos for Intel Macs, arm64-apple-ios).
   std::string triple;
+  /// avx512: the CPU the object is for (CpuTarget.h); empty for
+  /// kDefaultCpu.
+  std::string cpu;
 };
 
 /// The host triple of every target but metal.
@@ -188,6 +193,12 @@ public:
   /// CPU and features the host code (including the portable lowerings) is
   /// compiled for.
   virtual llvm::StringRef hostCpu() const = 0;
+  /// LLVM features on top of hostCpu's ("+avx512vnni,..."); may be empty.
+  virtual llvm::StringRef hostFeatures() const { return ""; }
+  /// The x86 CPU a CPU target's object is for, which the descriptor records
+  /// for the runtime's check; null when the object needs nothing beyond
+  /// hostCpu's baseline.
+  virtual const CpuTarget *cpuTarget() const { return nullptr; }
   /// The host the object is for: its format (ELF, Mach-O) and calling
   /// convention. Objects for another host compile but cannot run here.
   virtual llvm::StringRef hostTriple() const { return kLinuxHostTriple; }

@@ -230,6 +230,19 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
   return MLCC_OK;
 }
 
+// The model's code runs only on a CPU with the features it was compiled
+// for; without them its first instruction of a newer set is a SIGILL.
+static mlcc_status checkCpu(const char *fn, const mlcc_model_desc *desc) {
+  mlcc_status status = mlcc_cpu_require(desc->cpu_features, fn);
+  if (status == MLCC_UNSUPPORTED_CPU && desc->cpu_name)
+    return mlcc_last_error_set(
+        status,
+        "%s (mlcc compile --cpu %s); compile the model for this machine "
+        "(--cpu native, or x86-64-v4 for any AVX-512 CPU)",
+        mlcc_last_error_message(), desc->cpu_name);
+  return status;
+}
+
 // What the three create functions share: `weightsImage` (owned, may be
 // NULL) is freed on failure; `weights` is the data the entry reads.
 static mlcc_status createContext(const char *fn, const mlcc_model_desc *desc,
@@ -293,6 +306,9 @@ static mlcc_status checkCreate(char *fn, const mlcc_model_desc *desc,
   if (status != MLCC_OK)
     return status;
   functionName(fn, desc, verb);
+  status = checkCpu(fn, desc);
+  if (status != MLCC_OK)
+    return status;
   if (external && desc->weights_bytes == 0)
     return mlcc_last_error_set(
         MLCC_INVALID_ARGUMENT,
@@ -696,6 +712,9 @@ mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc, void *arena,
     return status;
   char fn[LabelCapacity];
   functionName(fn, desc, verb);
+  status = checkCpu(fn, desc);
+  if (status != MLCC_OK)
+    return status;
   if (desc->weights_bytes != 0)
     return mlcc_last_error_set(
         MLCC_UNSUPPORTED,

@@ -25,6 +25,8 @@ const char *mlcc_status_string(mlcc_status status) {
     return "internal error";
   case MLCC_NO_DEVICE:
     return "no device";
+  case MLCC_UNSUPPORTED_CPU:
+    return "unsupported cpu";
   }
   // Callers may pass any int (a newer model, a cast): not a bug to trap on.
   return "unknown status";

@@ -98,6 +98,7 @@ int runBench(const BenchOptions &options) {
   compileOptions.name = defaultModelName(options.model.model);
   compileOptions.profile = options.perOp;
   compileOptions.targetKernels = !options.portableOnly;
+  compileOptions.target.cpu = options.cpu;
   lowering::CompiledModel compiled;
   ref::Status s =
       compileForTarget(*module, options.target, compileOptions, compiled);

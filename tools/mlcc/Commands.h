@@ -21,6 +21,11 @@ struct ModelOptions {
   bool timing = false;
   /// Print what each pass changed (op counts), as `compile --stats` does.
   bool passChanges = false;
+  /// --quantize int8 with calibration sets (mlcc/Driver/Calibration.h).
+  std::string quantize;
+  std::string calibrate;
+  std::string calibration = "minmax";
+  int calibrationSamples = 0;
 };
 
 struct CompileOptions {
@@ -62,6 +67,7 @@ struct BenchOptions {
   bool json = false;
   bool perOp = false;
   bool portableOnly = false; // as CompileOptions::portableOnly
+  std::string cpu;           // as TargetOptions::cpu
 };
 
 struct InspectOptions {

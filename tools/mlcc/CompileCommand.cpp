@@ -2,6 +2,9 @@
 
 #include "Commands.h"
 
+#include "mlcc/cpu.h"
+
+#include "mlcc/Driver/Calibration.h"
 #include "mlcc/Driver/CompiledModelRunner.h"
 #include "mlcc/Pipelines/PassChangeReport.h"
 #include "mlcc/Pipelines/Pipelines.h"
@@ -23,6 +26,33 @@ namespace mlcc::cli {
 void printErrors(const std::vector<std::string> &errors) {
   for (const std::string &e : errors)
     std::cerr << "mlcc: error: " << e << "\n";
+}
+
+// --quantize int8: calibrate, then the QDQ form (mlcc/Driver/Calibration.h).
+static bool quantize(ModuleOp module, const ModelOptions &options) {
+  CalibrationOptions calibration;
+  calibration.dir = options.calibrate;
+  calibration.maxSamples = options.calibrationSamples;
+  if (options.quantize != "int8" || options.calibrate.empty() ||
+      !parseCalibrationMethod(options.calibration, calibration.method)) {
+    printErrors({"--quantize int8 needs --calibrate DIR (and --calibration "
+                 "minmax, entropy or percentile)"});
+    return false;
+  }
+  graph::QuantizationReport report;
+  if (ref::Status s = quantizeInt8(module, calibration, report); s.failed()) {
+    printErrors({s.message()});
+    return false;
+  }
+  if (options.passChanges) {
+    std::printf("quantized to int8: %zu ops\n", report.quantized.size());
+    for (const std::string &op : report.quantized)
+      std::printf("  %s\n", op.c_str());
+    std::printf("kept in f32: %zu ops\n", report.kept.size());
+    for (const std::string &op : report.kept)
+      std::printf("  %s\n", op.c_str());
+  }
+  return true;
 }
 
 OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
@@ -70,6 +100,8 @@ OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
     printErrors(errors);
     return nullptr;
   }
+  if (!options.quantize.empty() && !quantize(*module, options))
+    return nullptr;
   return module;
 }
 
@@ -227,6 +259,16 @@ int runCompile(const CompileOptions &options) {
                 static_cast<unsigned long long>(compiled.arenaBytes),
                 static_cast<unsigned long long>(compiled.intermediateBytes),
                 static_cast<unsigned long long>(compiled.arenaLowerBound));
+  // What create will ask of the CPU (mlcc/cpu.h).
+  if (options.stats && compiled.interface.cpuFeatures != 0) {
+    std::vector<char> names(
+        mlcc_cpu_features_describe(compiled.interface.cpuFeatures, nullptr, 0) +
+        1);
+    mlcc_cpu_features_describe(compiled.interface.cpuFeatures, names.data(),
+                               names.size());
+    std::printf("cpu %s: needs %s\n", compiled.interface.cpuName.c_str(),
+                names.data());
+  }
   // A device schedule's launches: one per site in a model without loops.
   if (options.stats && compiled.launchSites > 0)
     std::printf("device schedule: %u launch sites (%u of one-thread "

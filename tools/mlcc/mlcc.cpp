@@ -33,6 +33,23 @@ static void addModelOptions(CLI::App *cmd, ModelOptions &o) {
   cmd->add_flag("--mlir-print-ir-after-all", o.printIRAfterAll,
                 "Print the IR after every pass (to stderr)");
   cmd->add_flag("--mlir-timing", o.timing, "Report the time of each pass");
+  cmd->add_option("--quantize", o.quantize,
+                  "int8: post-training quantisation of matmul/gemm/fc layers "
+                  "(u8 activations, s8 weights per output channel), "
+                  "calibrated on --calibrate")
+      ->check(CLI::IsMember({"int8"}));
+  cmd->add_option("--calibrate", o.calibrate,
+                  "Calibration inputs: a folder of input_N.pb, or of sets "
+                  "of them (test_data_set_0/, ...)")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--calibration", o.calibration,
+                  "How activation ranges are chosen: minmax, entropy "
+                  "(TensorRT's KL threshold) or percentile (99.999%)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"minmax", "entropy", "percentile"}));
+  cmd->add_option("--calibration-samples", o.calibrationSamples,
+                  "Calibration sets to use, in name order (0: all)")
+      ->capture_default_str();
 }
 
 int main(int argc, char **argv) {
@@ -102,6 +119,13 @@ int main(int argc, char **argv) {
                          "--target metal: the Apple host of the object "
                          "(default arm64-apple-macos; x86_64-apple-macos for "
                          "Intel Macs, arm64-apple-ios)");
+  const char *cpuHelp =
+      "--target avx512: the CPU whose instructions the object may use: "
+      "native, x86-64-v4 (AVX-512 F/CD/BW/DQ/VL: any AVX-512 CPU), "
+      "skylake-avx512, icelake-server, sapphirerapids, znver4, znver5 or "
+      "another CPU LLVM knows; create refuses to run it on a CPU without "
+      "them (MLCC_UNSUPPORTED_CPU)";
+  compileCmd->add_option("--cpu", compile.targetOptions.cpu, cpuHelp);
   compileCmd->add_option("--weights", compile.weights,
                          "Where the weights go: embedded (read-only data in "
                          "the object) or external (a weights file that "
@@ -141,6 +165,7 @@ int main(int argc, char **argv) {
                      run.targetOptions.vulkanSubgroupSize, subgroupHelp);
   runCmd->add_flag("--vulkan-no-float64", run.targetOptions.vulkanNoFloat64,
                    noFloat64Help);
+  runCmd->add_option("--cpu", run.targetOptions.cpu, cpuHelp);
   runCmd->add_option("--threads", run.threads,
                      "Threads of the runtime's pool for a compiled target "
                      "(0: one per core)")
@@ -169,6 +194,7 @@ int main(int argc, char **argv) {
   benchCmd->add_flag("--json", bench.json,
                      "Also print each timed run as a JSON line");
   benchCmd->add_flag("--portable-only", bench.portableOnly, portableHelp);
+  benchCmd->add_option("--cpu", bench.cpu, cpuHelp);
 
   InspectOptions inspect;
   CLI::App *inspectCmd = app.add_subcommand(

@@ -29,12 +29,23 @@ bool hasStaticType(Value v) {
   return t && t.hasStaticShape();
 }
 
+/// The DequantizeLinear of a constant weight that a matmul or conv reads:
+/// kept, so that a target's int8 kernels read the quantised values
+/// (lowering/AVX512/SelectQdqGemm.cpp) instead of f32 ones.
+bool isQuantizedWeight(Operation *op) {
+  return isa<DequantizeLinearOp>(op) &&
+         llvm::any_of(op->getResult(0).getUsers(), [](Operation *user) {
+           return isa<MatMulOp, GemmOp, FcOp, ConvOp, FusedConvOp>(user);
+         });
+}
+
 /// Folding needs a kernel, constant operands (or, for shape and size, a
-/// static operand type) and static result types; region ops and ordering
-/// ops are never folded.
+/// static operand type) and static result types; region ops, ordering
+/// ops and quantised weights are never folded.
 bool isFoldable(Operation *op, int64_t maxBytes) {
   if (isa<ConstantOp, NoneOp, ControlDependencyOp>(op) ||
-      op->getNumRegions() || !op->getName().getStringRef().starts_with("graph."))
+      isQuantizedWeight(op) || op->getNumRegions() ||
+      !op->getName().getStringRef().starts_with("graph."))
     return false;
   if (dependsOnlyOnTypes(op) ? !hasStaticType(op->getOperand(0))
                              : !llvm::all_of(op->getOperands(),

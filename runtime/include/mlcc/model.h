@@ -20,6 +20,7 @@
 #ifndef MLCC_MODEL_H
 #define MLCC_MODEL_H
 
+#include "mlcc/cpu.h"
 #include "mlcc/device.h"
 #include "mlcc/status.h"
 #include "mlcc/tensor.h"
@@ -32,7 +33,7 @@ MLCC_EXTERN_C_BEGIN
 
 /// The descriptor layout this runtime understands. A model compiled for
 /// another version is rejected with MLCC_UNSUPPORTED, never misread.
-#define MLCC_MODEL_ABI_VERSION 4
+#define MLCC_MODEL_ABI_VERSION 5
 
 /// One input or output of a model. 32 bytes on 64-bit targets.
 typedef struct mlcc_model_tensor_desc {
@@ -90,7 +91,7 @@ typedef struct mlcc_device_program {
   uint64_t weights_bytes;
 } mlcc_device_program;
 
-/// A compiled model, as its object file defines it. 96 bytes.
+/// A compiled model, as its object file defines it. 112 bytes.
 /// With num_variants == 0 every dim is static and `entry` runs the model.
 /// Otherwise `entry` is NULL, the tensors' dynamic dims are -1, and a run
 /// takes the first variant whose input dims are the caller's; arena_bytes
@@ -121,6 +122,13 @@ typedef struct mlcc_model_desc {
   /// the weights, and keeps the arena, inputs and outputs in device
   /// buffers; each run copies the inputs in and the outputs out.
   const mlcc_device_program *device;
+  /// The x86 features (MLCC_CPU_* bits, cpu.h) the object's code uses:
+  /// every create and run_with_arena checks that this CPU has them
+  /// (MLCC_UNSUPPORTED_CPU otherwise). 0 for a model that needs nothing
+  /// beyond x86-64 (or is for another architecture).
+  uint64_t cpu_features;
+  /// The `mlcc compile --cpu` it was compiled for, for messages; may be NULL.
+  const char *cpu_name;
 } mlcc_model_desc;
 
 /// The header of a weights file (`mlcc compile --weights external`): 64

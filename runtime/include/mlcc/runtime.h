@@ -15,6 +15,7 @@
 #define MLCC_RUNTIME_H
 
 #include "mlcc/arena.h"
+#include "mlcc/cpu.h"
 #include "mlcc/model.h"
 #include "mlcc/status.h"
 #include "mlcc/tensor.h"

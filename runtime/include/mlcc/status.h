@@ -38,6 +38,9 @@ typedef enum mlcc_status {
   /// A device model found no device to run on: no GPU API loader or
   /// driver, or no device matching the selection.
   MLCC_NO_DEVICE = 8,
+  /// The model was compiled for instructions this CPU lacks (`mlcc
+  /// compile --cpu`); the message names them.
+  MLCC_UNSUPPORTED_CPU = 9,
 } mlcc_status;
 
 /// A short, static, lower-case name of `status` ("shape mismatch"); unknown

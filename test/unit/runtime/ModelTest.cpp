@@ -136,7 +136,7 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_tensor_desc, rank) == 16);
   CHECK(offsetof(mlcc_model_tensor_desc, dtype) == 20);
   CHECK(offsetof(mlcc_model_tensor_desc, max_dims) == 24);
-  CHECK(sizeof(mlcc_model_desc) == 96);
+  CHECK(sizeof(mlcc_model_desc) == 112);
   CHECK(offsetof(mlcc_model_desc, abi_version) == 0);
   CHECK(offsetof(mlcc_model_desc, num_inputs) == 4);
   CHECK(offsetof(mlcc_model_desc, num_outputs) == 8);
@@ -151,6 +151,8 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_desc, variants) == 72);
   CHECK(offsetof(mlcc_model_desc, output_dims_offset) == 80);
   CHECK(offsetof(mlcc_model_desc, device) == 88);
+  CHECK(offsetof(mlcc_model_desc, cpu_features) == 96);
+  CHECK(offsetof(mlcc_model_desc, cpu_name) == 104);
   CHECK(sizeof(mlcc_device_program) == 32);
   CHECK(offsetof(mlcc_device_program, kernels) == 8);
   CHECK(offsetof(mlcc_device_program, weights) == 16);
@@ -163,7 +165,7 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(sizeof(mlcc_model_variant) == 24);
   CHECK(offsetof(mlcc_model_variant, arena_bytes) == 8);
   CHECK(offsetof(mlcc_model_variant, entry) == 16);
-  CHECK(MLCC_MODEL_ABI_VERSION == 4);
+  CHECK(MLCC_MODEL_ABI_VERSION == 5);
   // The weights file's header, as lowering/Common/CompileModel.cpp writes it.
   CHECK(sizeof(mlcc_weights_header) == 64);
   CHECK(offsetof(mlcc_weights_header, header_bytes) == 8);
@@ -243,7 +245,7 @@ TEST_CASE("create rejects a malformed descriptor", "[runtime][model]") {
     CHECK(createFails(d) == MLCC_UNSUPPORTED);
     CHECK(lastError() ==
           "mlcc_model_create: the model was compiled for model ABI version 1, "
-          "but this runtime supports version 4; rebuild the model with a "
+          "but this runtime supports version 5; rebuild the model with a "
           "matching mlcc");
   }
   SECTION("no name") {

@@ -99,6 +99,8 @@ TEST_CASE("status strings name every code", "[runtime][status]") {
   CHECK(std::string(mlcc_status_string(MLCC_UNSUPPORTED)) == "unsupported");
   CHECK(std::string(mlcc_status_string(MLCC_INTERNAL)) == "internal error");
   CHECK(std::string(mlcc_status_string(MLCC_NO_DEVICE)) == "no device");
+  CHECK(std::string(mlcc_status_string(MLCC_UNSUPPORTED_CPU)) ==
+        "unsupported cpu");
   // A value from a newer model or a bad cast still gets a string.
   CHECK(std::string(mlcc_status_string(static_cast<mlcc_status>(99))) ==
         "unknown status");

@@ -1,0 +1,284 @@
+//===- Calibration.cpp - Activation ranges from the model's own runs ------===//
+
+#include "mlcc/Driver/Calibration.h"
+#include "mlcc/Driver/CompiledModelRunner.h"
+#include "mlcc/Driver/Driver.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace mlcc {
+
+using ref::Status;
+using ref::Tensor;
+
+namespace {
+
+constexpr int kHistogramBins = 2048;
+
+bool isFile(const std::string &path) {
+  return llvm::sys::fs::is_regular_file(path);
+}
+
+/// What the runs showed of one activation.
+struct Observation {
+  float min = INFINITY, max = -INFINITY;
+  std::vector<double> histogram; // of x over [min, max], or of |x| (entropy)
+};
+
+void observeRange(Observation &o, const Tensor &t) {
+  const float *v = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (std::isfinite(v[i])) {
+      o.min = std::min(o.min, v[i]);
+      o.max = std::max(o.max, v[i]);
+    }
+}
+
+/// Entropy histograms |x| over [0, absmax]; percentile ones x over
+/// [min, max].
+void observeHistogram(Observation &o, const Tensor &t, bool magnitude) {
+  if (o.histogram.empty())
+    o.histogram.assign(kHistogramBins, 0.0);
+  float lo = magnitude ? 0.0f : o.min;
+  float hi = magnitude ? std::max(std::fabs(o.min), std::fabs(o.max)) : o.max;
+  if (!(hi > lo))
+    return;
+  double width = (double(hi) - lo) / kHistogramBins;
+  const float *v = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (!std::isfinite(v[i]))
+      continue;
+    double x = magnitude ? std::fabs(v[i]) : v[i];
+    int bin = static_cast<int>((x - lo) / width);
+    o.histogram[std::clamp(bin, 0, kHistogramBins - 1)] += 1;
+  }
+}
+
+/// TensorRT's threshold: the |x| cut-off whose clipped distribution loses
+/// the least information (KL divergence) when quantised to `levels` bins.
+float entropyThreshold(const std::vector<double> &hist, float absMax,
+                       int levels) {
+  const int n = static_cast<int>(hist.size());
+  double width = double(absMax) / n;
+  double bestKl = INFINITY;
+  int best = n;
+  std::vector<double> p, q;
+  for (int i = levels; i <= n; ++i) {
+    p.assign(hist.begin(), hist.begin() + i);
+    for (int j = i; j < n; ++j)
+      p[i - 1] += hist[j];
+    // Q: P's first i bins merged into `levels`, spread back over the bins
+    // that were not empty.
+    q.assign(i, 0.0);
+    double perLevel = double(i) / levels;
+    for (int l = 0; l < levels; ++l) {
+      int start = static_cast<int>(l * perLevel);
+      int end = l == levels - 1 ? i : static_cast<int>((l + 1) * perLevel);
+      double sum = 0;
+      int nonzero = 0;
+      for (int j = start; j < end; ++j) {
+        sum += hist[j];
+        nonzero += hist[j] != 0;
+      }
+      for (int j = start; j < end; ++j)
+        if (hist[j] != 0)
+          q[j] = sum / nonzero;
+    }
+    double pSum = 0, qSum = 0;
+    for (int j = 0; j < i; ++j) {
+      pSum += p[j];
+      qSum += q[j];
+    }
+    if (pSum == 0 || qSum == 0)
+      continue;
+    double kl = 0;
+    for (int j = 0; j < i; ++j) {
+      if (p[j] == 0)
+        continue;
+      double pj = p[j] / pSum;
+      // A bin P has and Q lost (the clipped outliers' bin): smoothed.
+      double qj = std::max(q[j] / qSum, 1e-12);
+      kl += pj * std::log(pj / qj);
+    }
+    if (kl < bestKl) {
+      bestKl = kl;
+      best = i;
+    }
+  }
+  return static_cast<float>((best + 0.5) * width);
+}
+
+/// The values below which `fraction` of the histogram's mass lies.
+float histogramQuantile(const std::vector<double> &hist, float lo, float hi,
+                        double fraction) {
+  double total = 0;
+  for (double h : hist)
+    total += h;
+  double target = fraction * total, sum = 0;
+  double width = (double(hi) - lo) / hist.size();
+  for (size_t i = 0; i < hist.size(); ++i) {
+    sum += hist[i];
+    if (sum >= target)
+      return static_cast<float>(lo + (i + 1) * width);
+  }
+  return hi;
+}
+
+graph::ActivationRange chooseRange(const Observation &o,
+                                   const CalibrationOptions &options) {
+  graph::ActivationRange r{o.min, o.max};
+  if (!std::isfinite(o.min) || options.method == CalibrationMethod::MinMax ||
+      o.histogram.empty())
+    return r;
+  if (options.method == CalibrationMethod::Percentile) {
+    double keep = options.percentile / 100.0;
+    r.min = o.min < 0 ? histogramQuantile(o.histogram, o.min, o.max, 1 - keep)
+                      : o.min;
+    r.max = histogramQuantile(o.histogram, o.min, o.max, keep);
+    return r;
+  }
+  // Entropy: u8 spends 256 levels on a range that is one-signed, 128 per
+  // side on one that is not.
+  float absMax = std::max(std::fabs(o.min), std::fabs(o.max));
+  float t = entropyThreshold(o.histogram, absMax, o.min >= 0 ? 256 : 128);
+  r.min = std::max(o.min, -t);
+  r.max = std::min(o.max, t);
+  return r;
+}
+
+/// `func` returning `observed` too, after its own results (named so that no
+/// output name collides).
+void returnObserved(func::FuncOp func, ArrayRef<Value> observed) {
+  Operation *ret = func.getBody().front().getTerminator();
+  unsigned first = ret->getNumOperands();
+  SmallVector<Value> values(ret->getOperands());
+  values.append(observed.begin(), observed.end());
+  ret->setOperands(values);
+  SmallVector<Type> results(ret->getOperandTypes());
+  func.setType(FunctionType::get(func.getContext(),
+                                 func.getFunctionType().getInputs(), results));
+  for (unsigned i = first; i < values.size(); ++i)
+    func.setResultAttr(
+        i, "graph.name",
+        StringAttr::get(func.getContext(),
+                        "mlcc_calibration_" + std::to_string(i - first)));
+}
+
+void printProgress(size_t done, size_t total) {
+  constexpr int kWidth = 30;
+  int filled = static_cast<int>(kWidth * done / std::max<size_t>(total, 1));
+  std::fprintf(stderr, "\rcalibration [%-*s] %zu/%zu sets", kWidth,
+               std::string(filled, '#').c_str(), done, total);
+  if (done == total)
+    std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+} // namespace
+
+bool parseCalibrationMethod(const std::string &name, CalibrationMethod &out) {
+  if (name == "minmax")
+    out = CalibrationMethod::MinMax;
+  else if (name == "entropy")
+    out = CalibrationMethod::Entropy;
+  else if (name == "percentile")
+    out = CalibrationMethod::Percentile;
+  else
+    return false;
+  return true;
+}
+
+Status calibrationSets(const std::string &dir, int maxSamples,
+                       std::vector<std::string> &sets) {
+  sets.clear();
+  if (isFile(dir + "/input_0.pb")) {
+    sets.push_back(dir);
+  } else {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+         it.increment(ec))
+      if (isFile(it->path() + "/input_0.pb"))
+        sets.push_back(it->path());
+    if (ec)
+      return Status::error("--calibrate '", dir, "': ", ec.message());
+    llvm::sort(sets);
+  }
+  if (sets.empty())
+    return Status::error("--calibrate '", dir,
+                         "' has no input_0.pb, and no folder holding one");
+  if (maxSamples > 0 && static_cast<int>(sets.size()) > maxSamples)
+    sets.resize(maxSamples);
+  return Status::success();
+}
+
+Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
+                    graph::QuantizationReport &report) {
+  func::FuncOp func = mainFunction(module);
+  if (!func)
+    return Status::error("--quantize: the module has no main function");
+  std::vector<Value> observed = graph::quantizableActivations(func);
+  if (observed.empty())
+    return Status::success();
+  std::vector<std::string> sets;
+  MLCC_RETURN_IF_ERROR(calibrationSets(options.dir, options.maxSamples, sets));
+
+  // The probe: the same model returning the observed activations too.
+  IRMapping mapping;
+  OwningOpRef<ModuleOp> probe(cast<ModuleOp>(module->clone(mapping)));
+  SmallVector<Value> probeValues;
+  for (Value v : observed)
+    probeValues.push_back(mapping.lookup(v));
+  func::FuncOp probeFunc = mainFunction(*probe);
+  unsigned firstObserved = probeFunc.getNumResults();
+  returnObserved(probeFunc, probeValues);
+  lowering::CompileModelOptions compileOptions;
+  compileOptions.name = "mlcc_calibration";
+  std::unique_ptr<CompiledModelRunner> runner;
+  if (Status s = CompiledModelRunner::compileAndLoad(
+          *probe, "avx512", compileOptions, nullptr, runner);
+      s.failed())
+    return Status::error("--quantize: compiling the fp32 model for "
+                         "calibration: ",
+                         s.message());
+
+  std::vector<Observation> seen(observed.size());
+  bool histograms = options.method != CalibrationMethod::MinMax;
+  int passes = histograms ? 2 : 1;
+  bool tty = options.progress && isatty(2);
+  for (int pass = 0; pass < passes; ++pass)
+    for (size_t s = 0; s < sets.size(); ++s) {
+      std::vector<Tensor> inputs, outputs;
+      MLCC_RETURN_IF_ERROR(readInputs(func, sets[s], inputs));
+      if (Status st = runner->run(inputs, outputs); st.failed())
+        return Status::error("--calibrate: set '", sets[s],
+                             "': ", st.message());
+      for (size_t i = 0; i < observed.size(); ++i) {
+        const Tensor &t = outputs[firstObserved + i];
+        if (pass == 0)
+          observeRange(seen[i], t);
+        else
+          observeHistogram(seen[i], t,
+                           options.method == CalibrationMethod::Entropy);
+      }
+      if (tty || (options.progress && s + 1 == sets.size()))
+        printProgress(pass * sets.size() + s + 1, passes * sets.size());
+    }
+  llvm::DenseMap<Value, graph::ActivationRange> ranges;
+  for (size_t i = 0; i < observed.size(); ++i)
+    if (std::isfinite(seen[i].min))
+      ranges[observed[i]] = chooseRange(seen[i], options);
+  report = graph::insertQuantDequant(func, ranges);
+  return Status::success();
+}
+
+} // namespace mlcc

@@ -1,0 +1,170 @@
+//===- QuantizeGraph.cpp - Q/DQ around the layers calibration measured ----===//
+
+#include "QuantizeGraph.h"
+
+#include "GraphDialect.h"
+#include "mlcc/Reference/MlirBridge.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace mlcc::graph {
+
+namespace {
+
+bool isConstantF32(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return v.getDefiningOp<ConstantOp>() && t && t.getElementType().isF32() &&
+         t.hasStaticShape();
+}
+
+bool isF32(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.getElementType().isF32();
+}
+
+std::string describe(Operation *op) {
+  std::string s;
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    s = "node '" + loc.getName().str() + "' ";
+  return s + "(" + op->getName().getStringRef().str() + ")";
+}
+
+/// The weight's axis of output channels: N of a K x N matmul weight, or of
+/// an N x K one under transB.
+int64_t outputAxis(Operation *op) {
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return gemm.getTransB().value_or(0) ? 0 : 1;
+  return 1;
+}
+
+Value constant(OpBuilder &b, Location loc, const ref::Tensor &t) {
+  return b.create<ConstantOp>(loc, elementsAttrFromTensor(b.getContext(), t));
+}
+
+/// x -> DequantizeLinear(QuantizeLinear(x)) with u8 over `range` (widened
+/// to hold 0, so that zero padding and ReLU's zeros are exact).
+Value quantizeActivation(OpBuilder &b, Location loc, Value x,
+                         ActivationRange range) {
+  float lo = std::min(range.min, 0.0f), hi = std::max(range.max, 0.0f);
+  float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
+  float zero = std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+  Value s = constant(
+      b, loc, ref::Tensor::fromVector<float>(ref::DType::F32, {}, {scale}));
+  Value z = constant(b, loc,
+                     ref::Tensor::fromVector<uint8_t>(
+                         ref::DType::U8, {}, {static_cast<uint8_t>(zero)}));
+  auto type = cast<RankedTensorType>(x.getType());
+  auto qType = RankedTensorType::get(type.getShape(),
+                                     b.getIntegerType(8, /*isSigned=*/false));
+  Value q = b.create<QuantizeLinearOp>(loc, qType, x, s, z, IntegerAttr());
+  return b.create<DequantizeLinearOp>(loc, type, q, s, z, IntegerAttr());
+}
+
+/// A constant f32 weight as s8, symmetric per slice of `axis`, behind a
+/// DequantizeLinear.
+Value quantizeWeight(OpBuilder &b, Location loc, Value w, int64_t axis) {
+  ref::Tensor t;
+  if (tensorFromElementsAttr(w.getDefiningOp<ConstantOp>().getValue(), t)
+          .failed())
+    return {};
+  const ref::Shape &shape = t.shape();
+  int64_t channels = shape[axis], inner = 1;
+  for (size_t i = axis + 1; i < shape.size(); ++i)
+    inner *= shape[i];
+  std::vector<float> scale(channels, 0.0f);
+  const float *v = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    int64_t c = (i / inner) % channels;
+    scale[c] = std::max(scale[c], std::fabs(v[i]));
+  }
+  for (float &s : scale)
+    s = s > 0 ? s / 127.0f : 1.0f;
+  std::vector<int8_t> q(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    float r = std::nearbyint(v[i] / scale[(i / inner) % channels]);
+    q[i] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
+  }
+  Value qv = constant(
+      b, loc, ref::Tensor::fromVector<int8_t>(ref::DType::I8, shape, q));
+  Value s = constant(
+      b, loc,
+      ref::Tensor::fromVector<float>(ref::DType::F32, {channels}, scale));
+  Value z = constant(
+      b, loc,
+      ref::Tensor::fromVector<int8_t>(ref::DType::I8, {channels},
+                                      std::vector<int8_t>(channels, 0)));
+  return b.create<DequantizeLinearOp>(loc, w.getType(), qv, s, z,
+                                      b.getI64IntegerAttr(axis));
+}
+
+} // namespace
+
+Value quantizableActivation(Operation *op) {
+  if (!isa<func::FuncOp>(op->getParentOp()) ||
+      !isa<MatMulOp, GemmOp, FcOp>(op) || !isF32(op->getResult(0)))
+    return {};
+  Value x = op->getOperand(0), w = op->getOperand(1);
+  if (!isF32(x) || !isConstantF32(w) ||
+      cast<RankedTensorType>(w.getType()).getRank() != 2)
+    return {};
+  if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getTransA().value_or(0))
+    return {};
+  return x;
+}
+
+std::vector<Value> quantizableActivations(func::FuncOp func) {
+  std::vector<Value> values;
+  llvm::DenseSet<Value> seen;
+  for (Operation &op : func.getBody().front())
+    if (Value x = quantizableActivation(&op); x && seen.insert(x).second)
+      values.push_back(x);
+  return values;
+}
+
+QuantizationReport
+insertQuantDequant(func::FuncOp func,
+                   const llvm::DenseMap<Value, ActivationRange> &ranges) {
+  QuantizationReport report;
+  // One Q/DQ pair per activation, shared by the layers that read it.
+  llvm::DenseMap<Value, Value> dequantized;
+  for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+    if (isa<ConvOp, FusedConvOp>(op)) {
+      report.kept.push_back(describe(&op) + ": no int8 conv kernel yet");
+      continue;
+    }
+    Value x = quantizableActivation(&op);
+    if (!x)
+      continue;
+    auto range = ranges.find(x);
+    if (range == ranges.end()) {
+      report.kept.push_back(describe(&op) + ": its input was not calibrated");
+      continue;
+    }
+    OpBuilder b(&op);
+    Value w = quantizeWeight(b, op.getLoc(), op.getOperand(1), outputAxis(&op));
+    if (!w) {
+      report.kept.push_back(describe(&op) + ": unreadable weight");
+      continue;
+    }
+    Value &dx = dequantized[x];
+    if (!dx) {
+      OpBuilder after(op.getContext());
+      after.setInsertionPointAfterValue(x);
+      dx = quantizeActivation(after, x.getLoc(), x, range->second);
+    }
+    Operation *oldWeight = op.getOperand(1).getDefiningOp();
+    op.setOperand(0, dx);
+    op.setOperand(1, w);
+    if (oldWeight->use_empty())
+      oldWeight->erase();
+    report.quantized.push_back(describe(&op));
+  }
+  return report;
+}
+
+} // namespace mlcc::graph

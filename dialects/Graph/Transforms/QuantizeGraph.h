@@ -1,0 +1,59 @@
+//===- QuantizeGraph.h - Post-training int8 quantisation -----*- C++ -*-===//
+//-*-===//
+//
+// What `mlcc compile --quantize int8` does to the simplified graph once the
+// calibration (compiler/Driver/Calibration.h) has measured the activations:
+// every top-level matmul, gemm, fc, conv and fused_conv with a constant f32
+// weight gets its activation between a QuantizeLinear and a
+// DequantizeLinear (u8, asymmetric over the calibrated range: vpdpbusd
+// multiplies u8 by s8, and after a ReLU an unsigned range wastes no code)
+// and its weight replaced by an s8 constant behind a DequantizeLinear
+// (symmetric, one scale per output channel, so the kernels need no row
+// sums). That is the standard QDQ form: the target's int8 kernels fold
+// each pair into one integer GEMM or conv (lowering/AVX512/SelectQdqGemm.cpp);
+// a target without them runs the same arithmetic in f32.
+//
+// Softmax, layer norm, elementwise ops and everything else stay f32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_GRAPH_TRANSFORMS_QUANTIZEGRAPH_H
+#define MLCC_GRAPH_TRANSFORMS_QUANTIZEGRAPH_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <string>
+#include <vector>
+
+namespace mlcc::graph {
+
+/// The range calibration chose for one activation.
+struct ActivationRange {
+  float min = 0, max = 0;
+};
+
+/// The activation operand of an op quantisation would take, or null: a
+/// top-level matmul/gemm/fc/conv/fused_conv with an f32 activation and a
+/// constant f32 weight (gemm: not transA; fc: no residual).
+mlir::Value quantizableActivation(mlir::Operation *op);
+
+/// Every such activation in `func`, in op order, each once.
+std::vector<mlir::Value> quantizableActivations(mlir::func::FuncOp func);
+
+/// What insertQuantDequant did, for `--stats`.
+struct QuantizationReport {
+  std::vector<std::string> quantized; // "node 'fc1' (graph.fc)"
+  /// Ops left f32, each with the reason.
+  std::vector<std::string> kept;
+};
+
+/// Quantises every op whose activation has a range in `ranges`; the f32
+/// weights it replaces are left for dead-code elimination.
+QuantizationReport
+insertQuantDequant(mlir::func::FuncOp func,
+                   const llvm::DenseMap<mlir::Value, ActivationRange> &ranges);
+
+} // namespace mlcc::graph
+
+#endif // MLCC_GRAPH_TRANSFORMS_QUANTIZEGRAPH_H

@@ -1,0 +1,441 @@
+//===- GemmInt8.cpp - AVX-512 VNNI int8 GEMM kernels ----------------------===//
+//
+// The f32 GEMM's register blocking (Gemm.cpp) with vpdpbusd for the FMA: an
+// R x V block of int32 accumulators, each k group (4 k) loads V vectors of
+// packed B and broadcasts 4 bytes of A per row. A K tail (K % 4) reads its
+// last 1-3 bytes of each row through a GPR, never past the row.
+//
+// Register plan (rbx, r12-r15 are saved):
+//   rdi  args         r8  B column block   r9  C column block
+//   r10  column data  rsi A row block      rdx C row block
+//   rax  A at k       r11 B at k           rcx k group counter
+//   rbx  row counter  r12 column counter   r13, r14 tail bytes of A
+//   r15  residual - C, in bytes (with a residual)
+//   k1   mask of the last N vector
+//   zmm  accumulators from 0, then V B vectors, two A broadcasts and, with
+//        row sums, one row-sum accumulator per row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmInt8.h"
+#include "EltwiseInjector.h"
+#include "JitGenerator.h"
+
+#include "KernelABI.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+namespace mlcc::avx512 {
+
+namespace {
+
+constexpr int kNumZmm = 32;
+constexpr int64_t kMaxBytes = int64_t(1) << 31;
+constexpr int kGroup = 4; // k per vpdpbusd lane
+constexpr int kPanelGroupBytes = kInt8Panel * kGroup;
+constexpr uint32_t kSignBits = 0x80808080u;
+constexpr uint32_t kOnes = 0x01010101u;
+
+int64_t groupsOf(int64_t k) { return (k + kGroup - 1) / kGroup; }
+
+Status validate(const Int8GemmSpec &spec, int64_t lda, int64_t ldc) {
+  const std::string &name = spec.name;
+  MLCC_CHECK(spec.m >= 0 && spec.n >= 0 && spec.k >= 0, name,
+             ": int8 gemm sizes M=", spec.m, " N=", spec.n, " K=", spec.k,
+             " must not be negative");
+  MLCC_CHECK(lda >= spec.k, name, ": lda ", lda, " is smaller than K ", spec.k);
+  MLCC_CHECK(ldc >= spec.n, name, ": ldc ", ldc, " is smaller than N ", spec.n);
+  MLCC_CHECK(spec.m == 0 || lda <= kMaxBytes / spec.m, name, ": A of ", spec.m,
+             " rows of ", lda, " bytes is too large (2 GiB at most)");
+  MLCC_CHECK(spec.m == 0 || ldc <= kMaxBytes / 4 / spec.m, name, ": C of ",
+             spec.m, " rows of ", ldc, " elements is too large");
+  int64_t panels = (spec.n + kInt8Panel - 1) / kInt8Panel;
+  MLCC_CHECK(panels == 0 ||
+                 groupsOf(spec.k) <= kMaxBytes / (panels * kPanelGroupBytes),
+             name, ": packed B of ", spec.k, " x ", spec.n,
+             " is too large (2 GiB at most)");
+  MLCC_CHECK((spec.epilogue.empty() && !spec.residual) ||
+                 spec.output == Int8GemmOutput::Float,
+             name, ": a residual and epilogue ops need a float output");
+  for (size_t i = 0; i < spec.epilogue.size(); ++i) {
+    const EltwiseOp &op = spec.epilogue[i];
+    MLCC_CHECK(!isBinary(op.kind) ||
+                   op.rhs.kind == EltwiseOperand::Kind::Constant,
+               name, ": epilogue op ", i, " (", eltwiseKindName(op.kind),
+               ") has a run-time operand; the epilogue takes constants only");
+  }
+  return Status::success();
+}
+
+class Int8GemmKernel : public JitGenerator {
+public:
+  Int8GemmKernel(std::vector<uint8_t> &buffer, const Int8GemmSpec &spec,
+                 int64_t lda, int64_t ldc, int rows, int vectors)
+      : JitGenerator(buffer), spec_(spec), lda_(lda), ldc_(ldc), rows_(rows),
+        vectors_(vectors), groups_(groupsOf(spec.k)), injector_(*this) {}
+
+  void generate();
+
+private:
+  const Int8GemmSpec &spec_;
+  const int64_t lda_, ldc_;
+  const int rows_, vectors_;
+  const int64_t groups_;
+  EltwiseInjector injector_;
+
+  const Xbyak::Reg64 regArgs_ = rdi;
+  const Xbyak::Reg64 regBCol_ = r8;
+  const Xbyak::Reg64 regCCol_ = r9;
+  const Xbyak::Reg64 regColData_ = r10;
+  const Xbyak::Reg64 regARow_ = rsi;
+  const Xbyak::Reg64 regCRow_ = rdx;
+  const Xbyak::Reg64 regAK_ = rax;
+  const Xbyak::Reg64 regBK_ = r11;
+  const Xbyak::Reg64 regKIter_ = rcx;
+  const Xbyak::Reg64 regRowIter_ = rbx;
+  const Xbyak::Reg64 regColIter_ = r12;
+  const Xbyak::Reg64 regTail_ = r13;
+  const Xbyak::Reg64 regTailByte_ = r14;
+  const Xbyak::Reg64 regResidualDelta_ = r15;
+  const Xbyak::Opmask kTail_ = k1;
+
+  void columnBlocks(int64_t count, int vectors, bool masked);
+  void rowBlocks(int vectors, bool masked);
+  void microkernel(int rows, int vectors, bool masked);
+  /// One k group at `g` groups past the K pointers; `tailBytes` (1-3) for
+  /// the last group of a K that is not a multiple of 4, else 0.
+  void groupStep(int rows, int vectors, int64_t g, int tailBytes);
+  void broadcastA(const Xbyak::Zmm &a, int row, int64_t g, int tailBytes);
+  void epilogue(int rows, int vectors, bool masked);
+  void store(int rows, int vectors, bool masked);
+
+  static Xbyak::Zmm acc(int i, int j, int vectors) {
+    return Xbyak::Zmm(i * vectors + j);
+  }
+  Xbyak::Zmm rowSum(int rows, int vectors, int i) const {
+    return Xbyak::Zmm(rows * vectors + vectors + 2 + i);
+  }
+  Xbyak::Address columnData(int j, int field) {
+    return ptr[regColData_ +
+               static_cast<int>(j * kInt8ColumnDataBytes + field * kZmmBytes)];
+  }
+};
+
+void Int8GemmKernel::broadcastA(const Xbyak::Zmm &a, int row, int64_t g,
+                                int tailBytes) {
+  int offset = static_cast<int>(row * lda_ + g * kGroup);
+  if (!tailBytes) {
+    vpbroadcastd(a, ptr[regAK_ + offset]);
+    if (spec_.signedA)
+      vpxord(a, a, cstBits(kSignBits));
+    return;
+  }
+  // The row's last bytes, zero above: the padding must add nothing to the
+  // row sum either.
+  if (tailBytes == 1) {
+    movzx(regTail_.cvt32(), byte[regAK_ + offset]);
+  } else {
+    movzx(regTail_.cvt32(), word[regAK_ + offset]);
+    if (tailBytes == 3) {
+      movzx(regTailByte_.cvt32(), byte[regAK_ + offset + 2]);
+      shl(regTailByte_.cvt32(), 16);
+      or_(regTail_.cvt32(), regTailByte_.cvt32());
+    }
+  }
+  if (spec_.signedA)
+    xor_(regTail_.cvt32(), kSignBits & ((1u << (8 * tailBytes)) - 1));
+  vpbroadcastd(a, regTail_.cvt32());
+}
+
+void Int8GemmKernel::groupStep(int rows, int vectors, int64_t g,
+                               int tailBytes) {
+  const int free = rows * vectors;
+  for (int j = 0; j < vectors; ++j)
+    vmovdqu8(Xbyak::Zmm(free + j),
+             ptr[regBK_ + static_cast<int>((j * groups_ + g) * kZmmBytes)]);
+  for (int i = 0; i < rows; ++i) {
+    Xbyak::Zmm a(free + vectors + i % 2);
+    broadcastA(a, i, g, tailBytes);
+    for (int j = 0; j < vectors; ++j)
+      vpdpbusd(acc(i, j, vectors), a, Xbyak::Zmm(free + j),
+               Xbyak::EvexEncoding);
+    if (spec_.rowSums)
+      vpdpbusd(rowSum(rows, vectors, i), a, cstBits(kOnes),
+               Xbyak::EvexEncoding);
+  }
+}
+
+void Int8GemmKernel::epilogue(int rows, int vectors, bool masked) {
+  // Fields of the column data: 0 comp, 1 scale, 2 bias, 3 zb'.
+  Xbyak::Zmm tmp(rows * vectors);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Zmm z = acc(i, j, vectors);
+      if (spec_.rowSums) {
+        vpmulld(tmp, rowSum(rows, vectors, i), columnData(j, 3));
+        vpsubd(z, z, tmp);
+      }
+      vpaddd(z, z, columnData(j, 0));
+    }
+  if (spec_.output == Int8GemmOutput::Int32)
+    return;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Zmm z = acc(i, j, vectors);
+      vcvtdq2ps(z, z);
+      vmulps(z, z, columnData(j, 1));
+      vaddps(z, z, columnData(j, 2));
+      if (spec_.residual) {
+        // The masked lanes of the N tail are not read (faults suppressed).
+        Xbyak::Address r =
+            ptr[regCRow_ + regResidualDelta_ +
+                static_cast<int>((i * ldc_ + j * kF32Lanes) * 4)];
+        if (masked && j == vectors - 1)
+          vaddps(z | kTail_, z, r);
+        else
+          vaddps(z, z, r);
+      }
+    }
+  if (spec_.output == Int8GemmOutput::Float) {
+    injector_.blockEpilogue(spec_.epilogue, rows, vectors, nullptr, masked,
+                            kTail_);
+    return;
+  }
+  // Round to nearest even (MXCSR's default) and saturate as the store
+  // narrows: vpmovusdb saturates unsigned, so negatives are clamped first.
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Zmm z = acc(i, j, vectors);
+      vcvtps2dq(z, z);
+      if (spec_.output == Int8GemmOutput::U8) {
+        vpxord(tmp, tmp, tmp);
+        vpmaxsd(z, z, tmp);
+      }
+    }
+}
+
+void Int8GemmKernel::store(int rows, int vectors, bool masked) {
+  const int elementBytes =
+      spec_.output == Int8GemmOutput::U8 || spec_.output == Int8GemmOutput::S8
+          ? 1
+          : 4;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Zmm z = acc(i, j, vectors);
+      Xbyak::Address c =
+          ptr[regCRow_ +
+              static_cast<int>((i * ldc_ + j * kF32Lanes) * elementBytes)];
+      bool tail = masked && j == vectors - 1;
+      switch (spec_.output) {
+      case Int8GemmOutput::U8:
+        tail ? vpmovusdb(c | kTail_, z) : vpmovusdb(c, z);
+        break;
+      case Int8GemmOutput::S8:
+        tail ? vpmovsdb(c | kTail_, z) : vpmovsdb(c, z);
+        break;
+      default:
+        tail ? vmovdqu32(c | kTail_, z) : vmovdqu32(c, z);
+      }
+    }
+}
+
+void Int8GemmKernel::microkernel(int rows, int vectors, bool masked) {
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Zmm z = acc(i, j, vectors);
+      vpxord(z, z, z);
+    }
+    if (spec_.rowSums) {
+      Xbyak::Zmm s = rowSum(rows, vectors, i);
+      vpxord(s, s, s);
+    }
+  }
+  const int tailBytes = static_cast<int>(spec_.k % kGroup);
+  const int64_t wholeGroups = spec_.k / kGroup;
+  if (groups_ > 0) {
+    mov(regAK_, regARow_);
+    mov(regBK_, regBCol_);
+  }
+  // Two groups per iteration: amortises the pointer updates and the branch.
+  constexpr int64_t kUnroll = 2;
+  const int64_t iters = wholeGroups / kUnroll;
+  const int64_t rest = wholeGroups % kUnroll;
+  if (iters > 0) {
+    Xbyak::Label loop;
+    if (iters > 1) {
+      mov(regKIter_, iters);
+      alignCode(32, /*withNops=*/true);
+      L(loop);
+    }
+    for (int64_t u = 0; u < kUnroll; ++u)
+      groupStep(rows, vectors, u, 0);
+    if (iters > 1 || rest || tailBytes) {
+      add(regAK_, static_cast<int>(kUnroll * kGroup));
+      add(regBK_, static_cast<int>(kUnroll * kZmmBytes));
+    }
+    if (iters > 1) {
+      dec(regKIter_);
+      jnz(loop, T_NEAR);
+    }
+  }
+  for (int64_t u = 0; u < rest; ++u)
+    groupStep(rows, vectors, u, 0);
+  if (tailBytes)
+    groupStep(rows, vectors, rest, tailBytes);
+  epilogue(rows, vectors, masked);
+  store(rows, vectors, masked);
+}
+
+void Int8GemmKernel::rowBlocks(int vectors, bool masked) {
+  mov(regARow_,
+      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_int8_gemm_args, a))]);
+  mov(regCRow_, regCCol_);
+  const int64_t full = spec_.m / rows_;
+  const int tail = static_cast<int>(spec_.m % rows_);
+  const int cBytes =
+      spec_.output == Int8GemmOutput::U8 || spec_.output == Int8GemmOutput::S8
+          ? 1
+          : 4;
+  if (full > 0) {
+    Xbyak::Label loop;
+    if (full > 1) {
+      mov(regRowIter_, full);
+      L(loop);
+    }
+    microkernel(rows_, vectors, masked);
+    if (full > 1 || tail) {
+      add(regARow_, static_cast<int>(rows_ * lda_));
+      add(regCRow_, static_cast<int>(rows_ * ldc_ * cBytes));
+    }
+    if (full > 1) {
+      dec(regRowIter_);
+      jnz(loop, T_NEAR);
+    }
+  }
+  if (tail)
+    microkernel(tail, vectors, masked);
+}
+
+void Int8GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {
+  if (count == 0)
+    return;
+  const int cBytes =
+      spec_.output == Int8GemmOutput::U8 || spec_.output == Int8GemmOutput::S8
+          ? 1
+          : 4;
+  Xbyak::Label loop;
+  if (count > 1) {
+    mov(regColIter_, count);
+    L(loop);
+  }
+  rowBlocks(vectors, masked);
+  add(regBCol_, static_cast<int>(vectors * groups_ * kZmmBytes));
+  add(regCCol_, static_cast<int>(vectors * kF32Lanes * cBytes));
+  add(regColData_, static_cast<int>(vectors * kInt8ColumnDataBytes));
+  if (count > 1) {
+    dec(regColIter_);
+    jnz(loop, T_NEAR);
+  }
+}
+
+void Int8GemmKernel::generate() {
+  preamble({rbx, r12, r13, r14, r15});
+  if (spec_.m == 0 || spec_.n == 0) {
+    postamble();
+    return;
+  }
+  mov(regBCol_, ptr[regArgs_ +
+                    static_cast<int>(offsetof(mlcc_int8_gemm_args, packed_b))]);
+  mov(regCCol_,
+      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_int8_gemm_args, c))]);
+  mov(regColData_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_int8_gemm_args,
+                                                            column_data))]);
+  if (spec_.residual) {
+    mov(regResidualDelta_, ptr[regArgs_ + static_cast<int>(offsetof(
+                                              mlcc_int8_gemm_args, residual))]);
+    sub(regResidualDelta_, regCCol_);
+  }
+  const int64_t nVectors = (spec_.n + kF32Lanes - 1) / kF32Lanes;
+  const int rem = static_cast<int>(spec_.n % kF32Lanes);
+  if (rem) {
+    mov(eax, (1u << rem) - 1);
+    kmovw(kTail_, eax);
+  }
+  int64_t fullBlocks = nVectors / vectors_;
+  int tailVectors = static_cast<int>(nVectors % vectors_);
+  if (rem && tailVectors == 0) {
+    --fullBlocks;
+    tailVectors = vectors_;
+  }
+  columnBlocks(fullBlocks, vectors_, /*masked=*/false);
+  if (tailVectors)
+    columnBlocks(1, tailVectors, /*masked=*/rem != 0);
+  postamble();
+}
+
+} // namespace
+
+Status generateInt8Gemm(const Int8GemmSpec &spec, std::vector<uint8_t> &code) {
+  code.clear();
+  const int64_t lda = spec.lda ? spec.lda : spec.k;
+  const int64_t ldc = spec.ldc ? spec.ldc : spec.n;
+  MLCC_RETURN_IF_ERROR(validate(spec, lda, ldc));
+  // As the f32 kernel: 6 x 4 accumulators, 2 x 8 for M <= 2. Row sums take
+  // a register per row: 4 x 4 then.
+  int maxRows = spec.rowSums ? 4 : 6;
+  int rows = static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>(spec.m <= 2 ? 2 : maxRows, spec.m)));
+  int vectors = rows <= 2 ? 8 : 4;
+  int temps = 1;
+  for (const EltwiseOp &op : spec.epilogue)
+    temps = std::max(temps, EltwiseInjector::tempsNeeded(op));
+  int loopRegs = rows * vectors + vectors + 2 + (spec.rowSums ? rows : 0);
+  MLCC_CHECK(loopRegs <= kNumZmm && rows * vectors + temps <= kNumZmm,
+             spec.name, ": a block of ", rows, " rows x ", vectors,
+             " vectors needs more than ", kNumZmm, " zmm registers");
+  return generateInGrowingBuffer([&](std::vector<uint8_t> &buffer) {
+    Int8GemmKernel kernel(buffer, spec, lda, ldc, rows, vectors);
+    kernel.generate();
+    return kernel.finish(spec.name, code);
+  });
+}
+
+PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
+                      const std::vector<int32_t> &zb, int32_t za, bool signedA,
+                      const std::vector<float> &scale,
+                      const std::vector<float> &bias) {
+  PackedInt8B out;
+  const int64_t panels = (n + kInt8Panel - 1) / kInt8Panel;
+  const int64_t groups = groupsOf(k);
+  const int32_t shiftB = bUnsigned ? 128 : 0;
+  const int32_t zaShifted = za + (signedA ? 128 : 0);
+  out.panels.assign(static_cast<size_t>(panels * groups * kPanelGroupBytes), 0);
+  out.columnData.assign(static_cast<size_t>(panels * kInt8ColumnDataBytes), 0);
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t p = col / kInt8Panel, j = col % kInt8Panel;
+    int64_t colSum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      int32_t v = b[kk * n + col] - shiftB;
+      colSum += v;
+      out.panels[static_cast<size_t>(
+          ((p * groups + kk / kGroup) * kInt8Panel + j) * kGroup +
+          kk % kGroup)] = static_cast<int8_t>(v);
+    }
+    int32_t zbShifted = zb[zb.size() == 1 ? 0 : col] - shiftB;
+    out.rowSums |= zbShifted != 0;
+    int32_t comp = static_cast<int32_t>(-int64_t(zaShifted) * colSum +
+                                        k * int64_t(zaShifted) * zbShifted);
+    float s = scale.empty() ? 1.0f : scale[col];
+    float c = bias.empty() ? 0.0f : bias[col];
+    uint8_t *data = out.columnData.data() + p * kInt8ColumnDataBytes;
+    std::memcpy(data + 0 * kZmmBytes + j * 4, &comp, 4);
+    std::memcpy(data + 1 * kZmmBytes + j * 4, &s, 4);
+    std::memcpy(data + 2 * kZmmBytes + j * 4, &c, 4);
+    std::memcpy(data + 3 * kZmmBytes + j * 4, &zbShifted, 4);
+  }
+  return out;
+}
+
+} // namespace mlcc::avx512

@@ -1,0 +1,99 @@
+//===- GemmInt8.h - AVX-512 VNNI int8 GEMM kernels --------------*- C++ -*-===//
+//
+// Generates kernels for the integer part of a quantised matmul:
+//
+//   acc[m][n] = sum_k (A[m][k] - za) * (B[k][n] - zb[n])      (exact, int32)
+//
+// with A u8 or s8 at run time, B a constant s8 or u8 weight packed now, the
+// zero points constants, then one of three epilogues: store acc as int32
+// (MatMulInteger); c = ops(acc * scale[n] + bias[n]) as f32 (a dequantised
+// output, then an activation); or q = saturate(round(acc * scale[n] +
+// bias[n])) as u8 or s8 (QLinearMatMul: scale = sa * sb[n] / sy and the
+// output zero point folded into bias). Rounding is to nearest even, ONNX's.
+//
+// The products go through vpdpbusd (AVX512-VNNI), which multiplies u8 by
+// s8. A signed A is moved to u8 by flipping its sign bit (a + 128) and a u8
+// B to s8 by subtracting 128 when packing, each with its zero point moved
+// the same way; then
+//
+//   acc = sum a'b' - za' * colsum(b')[n] + K * za' * zb'[n] - zb'[n] *
+//   rowsum(a')[m]
+//
+// The first two correction terms are constants per column, computed at
+// pack time (the "compensation"); the row sums are computed by the kernel
+// only when some zb'[n] is not 0 (a u8 weight, or a zero point that is not
+// symmetric), with one more vpdpbusd per row against a vector of ones.
+//
+// Packed B layout: panels of 16 columns; panel p holds its K rows in groups
+// of 4 (ceil(K / 4) groups), each group 16 dwords of 4 consecutive k:
+//
+//   packed[((p * K4 + g) * 16 + j) * 4 + t] = B'[4g + t][16p + j]
+//
+// (0 past K or N). Column data, 256 bytes per panel: comp int32 x 16, scale
+// f32 x 16, bias f32 x 16, zb' int32 x 16 (0 past N).
+//
+// Signature: void kernel(const mlcc_int8_gemm_args *args) (KernelABI.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_AVX512_KERNELS_GEMMINT8_H
+#define MLCC_LOWERING_AVX512_KERNELS_GEMMINT8_H
+
+#include "Eltwise.h"
+
+#include "mlcc/Reference/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlcc::avx512 {
+
+using ref::Status;
+
+/// Columns of one packed-B panel, and bytes of column data per panel.
+constexpr int64_t kInt8Panel = 16;
+constexpr int64_t kInt8ColumnDataBytes = 256;
+
+enum class Int8GemmOutput { Int32, Float, U8, S8 };
+
+struct Int8GemmSpec {
+  std::string name = "gemm_int8";
+  int64_t m = 0, n = 0, k = 0;
+  /// Elements between rows of A and of C; 0 means dense (k, n).
+  int64_t lda = 0, ldc = 0;
+  bool signedA = false;
+  /// Some zb' is not 0: the kernel subtracts zb'[n] * rowsum(a')[m].
+  bool rowSums = false;
+  Int8GemmOutput output = Int8GemmOutput::Int32;
+  /// Float output: add args->residual (laid out like C) after the bias,
+  /// then the elementwise ops (constant operands only): graph.fc's order.
+  bool residual = false;
+  std::vector<EltwiseOp> epilogue;
+};
+
+/// Generates the kernel into `code`. Fails, naming spec.name, for negative
+/// sizes, leading dimensions smaller than a row, sizes whose byte offsets
+/// do not fit in 31 bits, and epilogue ops on a non-float output.
+Status generateInt8Gemm(const Int8GemmSpec &spec, std::vector<uint8_t> &code);
+
+/// B (K x N, row major, s8 or u8 as `bUnsigned` says; `zb` one zero point
+/// per column or one for all) with what the kernel adds, ready for it.
+struct PackedInt8B {
+  std::vector<int8_t> panels;
+  std::vector<uint8_t> columnData;
+  /// Some column's zb' is not 0 (Int8GemmSpec::rowSums).
+  bool rowSums = false;
+};
+
+/// Packs B and computes the column data for A's zero point `za` (of A's
+/// own type: 0..255 for u8, -128..127 for s8), per-column `scale` and
+/// `bias` (N values each, or empty: 1 and 0).
+PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
+                      const std::vector<int32_t> &zb, int32_t za, bool signedA,
+                      const std::vector<float> &scale,
+                      const std::vector<float> &bias);
+
+} // namespace mlcc::avx512
+
+#endif // MLCC_LOWERING_AVX512_KERNELS_GEMMINT8_H

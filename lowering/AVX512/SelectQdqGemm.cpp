@@ -1,0 +1,155 @@
+//===- SelectQdqGemm.cpp - f32 matmuls between Q/DQ ops -> int8 kernels ---===//
+//
+// What a QDQ model (ONNX Runtime's quantiser, torch's export, `mlcc
+// quantize`) leaves around each quantised layer:
+//
+//   y = MatMul(DequantizeLinear(q), DequantizeLinear(Wq))
+//
+// with q the u8/s8 output of a QuantizeLinear and Wq a constant int8 weight
+// (per tensor, or per output column). That is an int8 GEMM whose
+// accumulators are dequantised once: y = acc * sa * sw[n] (+ bias, then
+// the activation of graph.fc), so on a --cpu with AVX512-VNNI the matmul
+// reads q and Wq directly and never computes in f32. Gemm (transB, a bias
+// row) and graph.fc (bias, residual, activation) too. The dequantised
+// weight stays unfolded for this (mlcc-fold-constants keeps a
+// DequantizeLinear of a constant that feeds a matmul).
+//
+//===----------------------------------------------------------------------===//
+
+#include "QuantSelection.h"
+#include "SelectionUtils.h"
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+namespace {
+
+/// x = (q - zero) * scale with q an 8-bit tensor: per tensor, or per
+/// `axis` (scale and zero point one per slice).
+struct Dequantized {
+  Value q;
+  std::vector<float> scale;
+  std::vector<int32_t> zero;
+  int64_t axis = 1;
+};
+
+bool dequantizedFrom(OpLoweringContext &ctx, Value v, Dequantized &d) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getName().getStringRef() != "graph.dequantize" ||
+      !isInt8Tensor(def->getOperand(0)) ||
+      !constantFloats(ctx, def->getOperand(1), d.scale) ||
+      !constantInts(ctx, def->getOperand(2), d.zero))
+    return false;
+  d.q = def->getOperand(0);
+  int64_t rank = static_cast<int64_t>(shapeOf(d.q).size());
+  d.axis = intAttr(def, "axis", 1);
+  if (d.axis < 0)
+    d.axis += rank;
+  if (d.scale.size() == 1)
+    return d.zero.size() == 1;
+  return d.axis >= 0 && d.axis < rank &&
+         static_cast<int64_t>(d.scale.size()) == shapeOf(d.q)[d.axis] &&
+         (d.zero.size() == 1 || d.zero.size() == d.scale.size());
+}
+
+/// The A side: one scale and zero point for the whole tensor.
+bool planActivation(OpLoweringContext &ctx, Value a, Int8GemmPlan &plan,
+                    float &scale) {
+  Dequantized d;
+  if (!dequantizedFrom(ctx, a, d) || d.scale.size() != 1 ||
+      shapeOf(d.q).size() < 2)
+    return false;
+  plan.a = d.q;
+  plan.signedA = !isUnsignedTensor(d.q);
+  plan.za = d.zero[0];
+  scale = d.scale[0];
+  return true;
+}
+
+/// The B side: a constant weight K x N, or N x K when `transB`, quantised
+/// per tensor or per output column (N). Sets B, zb and scale = sa * sw[n].
+bool planWeight(OpLoweringContext &ctx, Value w, bool transB, float sa,
+                Int8GemmPlan &plan) {
+  Dequantized d;
+  std::vector<int32_t> values;
+  if (!dequantizedFrom(ctx, w, d) || shapeOf(d.q).size() != 2 ||
+      !constantInts(ctx, d.q, values))
+    return false;
+  ArrayRef<int64_t> ws = shapeOf(d.q);
+  int64_t k = transB ? ws[1] : ws[0], n = transB ? ws[0] : ws[1];
+  int64_t columnAxis = transB ? 0 : 1;
+  if (d.scale.size() != 1 && d.axis != columnAxis)
+    return false;
+  plan.k = k;
+  plan.n = n;
+  plan.unsignedB = isUnsignedTensor(d.q);
+  plan.b.resize(k * n);
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t j = 0; j < n; ++j)
+      plan.b[kk * n + j] = transB ? values[j * k + kk] : values[kk * n + j];
+  plan.zb = d.zero;
+  plan.scale.resize(n);
+  for (int64_t j = 0; j < n; ++j)
+    plan.scale[j] = sa * d.scale[d.scale.size() == 1 ? 0 : j];
+  return true;
+}
+
+/// A constant bias of N values (or one, broadcast), times `beta`.
+bool planBias(OpLoweringContext &ctx, Value bias, float beta,
+              Int8GemmPlan &plan) {
+  if (isa<NoneType>(bias.getType()))
+    return true;
+  std::vector<float> values;
+  if (!isF32Tensor(bias) || !constantFloats(ctx, bias, values) ||
+      (values.size() != 1 && static_cast<int64_t>(values.size()) != plan.n))
+    return false;
+  ArrayRef<int64_t> shape = shapeOf(bias);
+  if (shape.size() == 2 && shape[0] != 1)
+    return false;
+  plan.bias.resize(plan.n);
+  for (int64_t j = 0; j < plan.n; ++j)
+    plan.bias[j] = beta * values[values.size() == 1 ? 0 : j];
+  return true;
+}
+
+} // namespace
+
+TargetLowering selectQdqGemm(Operation *op, OpLoweringContext &ctx,
+                             SelectionState &state) {
+  StringRef name = op->getName().stripDialect();
+  if ((name != "matmul" && name != "gemm" && name != "fc") ||
+      !state.cpu.has(MLCC_CPU_AVX512_VNNI) || !isF32Tensor(op->getResult(0)))
+    return TargetLowering::Declined;
+  Int8GemmPlan plan;
+  plan.result = op->getResult(0);
+  plan.output = Int8GemmOutput::Float;
+  bool transB = name == "gemm" && intAttr(op, "transB", 0) != 0;
+  float sa = 0;
+  if ((name == "gemm" && intAttr(op, "transA", 0) != 0) ||
+      !planActivation(ctx, op->getOperand(0), plan, sa) ||
+      !planWeight(ctx, op->getOperand(1), transB, sa, plan) || plan.k == 0 ||
+      shapeOf(plan.a).back() != plan.k)
+    return TargetLowering::Declined;
+  if (name == "gemm") {
+    float alpha = floatAttr(op, "alpha", 1.0f);
+    for (float &s : plan.scale)
+      s *= alpha;
+    if (!planBias(ctx, op->getOperand(2), floatAttr(op, "beta", 1.0f), plan))
+      return TargetLowering::Declined;
+  }
+  if (name == "fc") {
+    Value z = op->getOperand(3);
+    if (!planBias(ctx, op->getOperand(2), 1.0f, plan) ||
+        !fusedActivationOf(op, plan.epilogue) ||
+        (!isa<NoneType>(z.getType()) &&
+         (!isF32Tensor(z) || shapeOf(z) != shapeOf(plan.result))))
+      return TargetLowering::Declined;
+    if (!isa<NoneType>(z.getType()))
+      plan.residual = z;
+  }
+  plan.m = numElements(plan.a) / plan.k;
+  return emitInt8Gemm(op, ctx, plan);
+}
+
+} // namespace mlcc::avx512

@@ -1,0 +1,217 @@
+//===- GemmInt8KernelTest.cpp - Tests of the VNNI int8 GEMM kernels -------===//
+//
+// Generates int8 kernels, runs them on packed B and compares with the
+// definition computed here in int64: acc = sum (a - za) * (b - zb[n]).
+// Int32 outputs must match exactly; u8/s8 outputs are the same f32
+// arithmetic as the kernel's (float(acc) * scale + bias, rounded to nearest
+// even, saturated), so they must match exactly too; f32 outputs within one
+// rounding. Shapes cover the tails: M around the 6- and 4-row blocks, N
+// around 16 and the 4-vector block, K around the 4-byte group and the 2-group
+// unroll. A and C end at an unmapped page: a kernel that reads a byte past
+// A's last row (the K tail) faults.
+//
+// The kernels use AVX512-VNNI: on a CPU without it each test exits with 77,
+// which CTest reports as skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutableBuffer.h"
+#include "GemmInt8.h"
+#include "KernelABI.h"
+#include "KernelTestSupport.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using namespace mlcc;
+using namespace mlcc::avx512;
+using namespace mlcc::test;
+
+namespace {
+
+void skipWithoutVnni() {
+  if (!__builtin_cpu_supports("avx512vnni")) {
+    std::printf("SKIPPED: this CPU lacks avx512_vnni\n");
+    std::exit(77);
+  }
+}
+
+struct Case {
+  int64_t m, n, k;
+  bool signedA, unsignedB;
+  int32_t za;
+  std::vector<int32_t> zb; // 1 or N
+  Int8GemmOutput output;
+  bool residual = false; // Float output: + R (M x N) after the bias
+};
+
+struct Data {
+  std::vector<int32_t> a, b; // A M x K, B K x N, in their types' ranges
+  std::vector<float> scale, bias, residual;
+};
+
+Data randomData(const Case &c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto values = [&](size_t n, bool isSigned) {
+    std::uniform_int_distribution<int32_t> d(isSigned ? -128 : 0,
+                                             isSigned ? 127 : 255);
+    std::vector<int32_t> v(n);
+    for (int32_t &x : v)
+      x = d(rng);
+    return v;
+  };
+  Data d;
+  d.a = values(c.m * c.k, c.signedA);
+  d.b = values(c.k * c.n, !c.unsignedB);
+  std::uniform_real_distribution<float> s(1e-4f, 3e-3f), z(-3, 3);
+  if (c.output != Int8GemmOutput::Int32)
+    for (int64_t j = 0; j < c.n; ++j) {
+      d.scale.push_back(s(rng));
+      d.bias.push_back(c.output == Int8GemmOutput::Float ? z(rng)
+                                                         : float(j % 7));
+    }
+  if (c.residual)
+    for (int64_t i = 0; i < c.m * c.n; ++i)
+      d.residual.push_back(z(rng));
+  return d;
+}
+
+int64_t accumulator(const Case &c, const Data &d, int64_t i, int64_t j) {
+  int64_t sum = 0;
+  int32_t zb = c.zb[c.zb.size() == 1 ? 0 : j];
+  for (int64_t kk = 0; kk < c.k; ++kk)
+    sum += int64_t(d.a[i * c.k + kk] - c.za) * (d.b[kk * c.n + j] - zb);
+  return sum;
+}
+
+void check(const Case &c, uint32_t seed) {
+  INFO("M=" << c.m << " N=" << c.n << " K=" << c.k << " signedA=" << c.signedA
+            << " unsignedB=" << c.unsignedB << " za=" << c.za
+            << " zb[0]=" << c.zb[0] << " output=" << int(c.output));
+  Data d = randomData(c, seed);
+  PackedInt8B packed = packInt8B(d.b.data(), c.k, c.n, c.unsignedB, c.zb, c.za,
+                                 c.signedA, d.scale, d.bias);
+  Int8GemmSpec spec;
+  spec.m = c.m;
+  spec.n = c.n;
+  spec.k = c.k;
+  spec.signedA = c.signedA;
+  spec.rowSums = packed.rowSums;
+  spec.output = c.output;
+  spec.residual = c.residual;
+  std::vector<uint8_t> code = generateCode(generateInt8Gemm, spec);
+  ExecutableBuffer exec(code);
+  REQUIRE(exec.ok());
+
+  std::vector<uint8_t> aBytes(d.a.begin(), d.a.end());
+  GuardedArray<uint8_t> ga(aBytes);
+  GuardedArray<int8_t> gb(packed.panels);
+  GuardedArray<uint8_t> gcol(packed.columnData);
+  bool bytes = c.output == Int8GemmOutput::U8 || c.output == Int8GemmOutput::S8;
+  size_t cBytes = size_t(c.m * c.n) * (bytes ? 1 : 4);
+  GuardedArray<uint8_t> gc(std::vector<uint8_t>(cBytes, 0xA5));
+  GuardedArray<float> gr(d.residual);
+  REQUIRE((ga.ok() && gb.ok() && gcol.ok() && gc.ok() && gr.ok()));
+  mlcc_int8_gemm_args args{ga.data(), gb.data(), gcol.data(), gc.data(),
+                           c.residual ? gr.data() : nullptr};
+  exec.function<mlcc_int8_gemm_kernel_fn>()(&args);
+  std::vector<uint8_t> out = gc.values();
+
+  int mismatches = 0;
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      int64_t acc = accumulator(c, d, i, j);
+      size_t at = size_t(i * c.n + j);
+      bool ok = true;
+      if (c.output == Int8GemmOutput::Int32) {
+        int32_t got;
+        std::memcpy(&got, &out[at * 4], 4);
+        ok = got == acc;
+      } else {
+        float x = float(acc) * d.scale[j] + d.bias[j];
+        if (c.residual)
+          x += d.residual[at];
+        if (c.output == Int8GemmOutput::Float) {
+          float got;
+          std::memcpy(&got, &out[at * 4], 4);
+          ok = std::fabs(got - x) <= 1e-6f * (1 + std::fabs(x));
+        } else {
+          float r = std::nearbyint(x);
+          float lo = c.output == Int8GemmOutput::U8 ? 0 : -128;
+          float hi = c.output == Int8GemmOutput::U8 ? 255 : 127;
+          int32_t want = int32_t(std::min(hi, std::max(lo, r)));
+          int32_t got = c.output == Int8GemmOutput::U8
+                            ? int32_t(out[at])
+                            : int32_t(int8_t(out[at]));
+          ok = got == want;
+        }
+      }
+      if (!ok && ++mismatches <= 5)
+        UNSCOPED_INFO("mismatch at (" << i << ", " << j << ")");
+    }
+  CHECK(mismatches == 0);
+}
+
+} // namespace
+
+TEST_CASE("int8 gemm: u8 x s8 to int32 over every tail", "[avx512][int8]") {
+  skipWithoutVnni();
+  uint32_t seed = 1;
+  for (int64_t m : {1, 2, 3, 5, 6, 7, 13})
+    for (int64_t n : {1, 15, 16, 17, 64, 70})
+      for (int64_t k : {1, 3, 4, 7, 8, 9, 33})
+        check({m, n, k, false, false, 0, {0}, Int8GemmOutput::Int32}, seed++);
+}
+
+TEST_CASE("int8 gemm: zero points, signed A and unsigned B", "[avx512][int8]") {
+  skipWithoutVnni();
+  uint32_t seed = 100;
+  for (int64_t k : {5, 16, 27}) {
+    // za alone: a column constant.
+    check({7, 33, k, false, false, 117, {0}, Int8GemmOutput::Int32}, seed++);
+    // s8 A with its own zero point.
+    check({7, 33, k, true, false, -9, {0}, Int8GemmOutput::Int32}, seed++);
+    // u8 B (ONNX's MatMulInteger test), zero points on both sides: row sums.
+    check({5, 20, k, false, true, 12, {200}, Int8GemmOutput::Int32}, seed++);
+    // Per-column zero points of an s8 B, with s8 A.
+    std::vector<int32_t> zb(33);
+    for (int j = 0; j < 33; ++j)
+      zb[j] = j % 5 - 2;
+    check({9, 33, k, true, false, 3, zb, Int8GemmOutput::Int32}, seed++);
+  }
+}
+
+TEST_CASE("int8 gemm: requantised and dequantised outputs", "[avx512][int8]") {
+  skipWithoutVnni();
+  uint32_t seed = 200;
+  for (int64_t m : {1, 6, 11})
+    for (int64_t n : {3, 16, 50}) {
+      check({m, n, 37, false, false, 128, {0}, Int8GemmOutput::U8}, seed++);
+      check({m, n, 37, true, false, 0, {0}, Int8GemmOutput::S8}, seed++);
+      check({m, n, 37, false, true, 100, {128}, Int8GemmOutput::Float}, seed++);
+      check({m, n, 37, true, true, 5, {130}, Int8GemmOutput::U8}, seed++);
+      check({m, n, 37, false, false, 128, {0}, Int8GemmOutput::Float, true},
+            seed++);
+    }
+}
+
+TEST_CASE("int8 gemm: bad specs are errors", "[avx512][int8]") {
+  Int8GemmSpec spec;
+  spec.name = "q";
+  spec.m = 2;
+  spec.n = 3;
+  spec.k = -1;
+  std::vector<uint8_t> code;
+  Status s = generateInt8Gemm(spec, code);
+  CHECK(s.failed());
+  CHECK(s.message().find("q: int8 gemm sizes") == 0);
+  spec.k = 4;
+  spec.epilogue.push_back(EltwiseOp{});
+  CHECK(generateInt8Gemm(spec, code).message() ==
+        "q: a residual and epilogue ops need a float output");
+}
