@@ -8,7 +8,7 @@ packages=(
   libxbyak-dev libcli11-dev catch2
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev
   zlib1g-dev libzstd-dev
-  python3-onnx python3-numpy python3-torch python3-torchvision
+  python3-onnx python3-numpy python3-torch python3-torchvision python3-sklearn
   mesa-vulkan-drivers libvulkan-dev spirv-tools vulkan-validationlayers
   libspirv-cross-c-shared-dev clang-19
 )

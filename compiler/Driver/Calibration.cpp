@@ -6,8 +6,6 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,10 +22,6 @@ using ref::Tensor;
 namespace {
 
 constexpr int kHistogramBins = 2048;
-
-bool isFile(const std::string &path) {
-  return llvm::sys::fs::is_regular_file(path);
-}
 
 /// What the runs showed of one activation.
 struct Observation {
@@ -198,29 +192,6 @@ bool parseCalibrationMethod(const std::string &name, CalibrationMethod &out) {
   return true;
 }
 
-Status calibrationSets(const std::string &dir, int maxSamples,
-                       std::vector<std::string> &sets) {
-  sets.clear();
-  if (isFile(dir + "/input_0.pb")) {
-    sets.push_back(dir);
-  } else {
-    std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-         it.increment(ec))
-      if (isFile(it->path() + "/input_0.pb"))
-        sets.push_back(it->path());
-    if (ec)
-      return Status::error("--calibrate '", dir, "': ", ec.message());
-    llvm::sort(sets);
-  }
-  if (sets.empty())
-    return Status::error("--calibrate '", dir,
-                         "' has no input_0.pb, and no folder holding one");
-  if (maxSamples > 0 && static_cast<int>(sets.size()) > maxSamples)
-    sets.resize(maxSamples);
-  return Status::success();
-}
-
 Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
                     graph::QuantizationReport &report) {
   func::FuncOp func = mainFunction(module);
@@ -230,7 +201,8 @@ Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
   if (observed.empty())
     return Status::success();
   std::vector<std::string> sets;
-  MLCC_RETURN_IF_ERROR(calibrationSets(options.dir, options.maxSamples, sets));
+  if (Status st = dataSets(options.dir, options.maxSamples, sets); st.failed())
+    return Status::error("--calibrate: ", st.message());
 
   // The probe: the same model returning the observed activations too.
   IRMapping mapping;

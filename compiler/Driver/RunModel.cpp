@@ -4,6 +4,9 @@
 
 #include "mlcc/Import/TensorProto.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <cmath>
 #include <sys/stat.h>
 
@@ -15,6 +18,29 @@ using ref::Tensor;
 static bool fileExists(const std::string &path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
+}
+
+Status dataSets(const std::string &dir, int maxSets,
+                std::vector<std::string> &sets) {
+  sets.clear();
+  if (fileExists(dir + "/input_0.pb")) {
+    sets.push_back(dir);
+    return Status::success();
+  }
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (fileExists(it->path() + "/input_0.pb"))
+      sets.push_back(it->path());
+  if (ec)
+    return Status::error("'", dir, "': ", ec.message());
+  if (sets.empty())
+    return Status::error("'", dir,
+                         "' has no input_0.pb, and no folder holding one");
+  llvm::sort(sets);
+  if (maxSets > 0 && static_cast<int>(sets.size()) > maxSets)
+    sets.resize(maxSets);
+  return Status::success();
 }
 
 Status readInputs(mlir::func::FuncOp func, const std::string &dir,

@@ -43,6 +43,8 @@ TargetLowering selectQuantGemm(mlir::Operation *op, OpLoweringContext &ctx,
                                SelectionState &state);
 TargetLowering selectQdqGemm(mlir::Operation *op, OpLoweringContext &ctx,
                              SelectionState &state);
+TargetLowering selectQuantConv(mlir::Operation *op, OpLoweringContext &ctx,
+                               SelectionState &state);
 TargetLowering selectConv(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
 TargetLowering selectPool(mlir::Operation *op, OpLoweringContext &ctx,

@@ -43,12 +43,13 @@ bool constantInts(OpLoweringContext &ctx, Value v, std::vector<int32_t> &out) {
   return true;
 }
 
-TargetLowering emitInt8Gemm(Operation *op, OpLoweringContext &ctx,
-                            Int8GemmPlan &plan) {
+bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
+                     const Int8GemmPlan &plan, bool threaded,
+                     Int8GemmKernels &out) {
   PackedInt8B packed =
       packInt8B(plan.b.data(), plan.k, plan.n, plan.unsignedB, plan.zb, plan.za,
-                plan.signedA, plan.scale, plan.bias);
-  Int8GemmSpec spec;
+                plan.signedA, plan.scale, plan.bias, plan.intBias);
+  Int8GemmSpec &spec = out.spec;
   spec.name = nodeName(op);
   spec.m = plan.m;
   spec.n = plan.n;
@@ -56,21 +57,19 @@ TargetLowering emitInt8Gemm(Operation *op, OpLoweringContext &ctx,
   spec.signedA = plan.signedA;
   spec.rowSums = packed.rowSums;
   spec.output = plan.output;
+  spec.outputZero = plan.outputZero;
   spec.residual = static_cast<bool>(plan.residual);
   spec.epilogue = plan.epilogue;
   std::vector<uint8_t> code;
-  if (ref::Status s = generateInt8Gemm(spec, code); s.failed())
-    return failed(op, s);
-  std::string whole = ctx.addKernel(spec.name + "_int8", std::move(code));
-  // mlcc_int8_gemm_args: a, packed_b, column_data, c (, residual).
+  if (ref::Status s = generateInt8Gemm(spec, code); s.failed()) {
+    op->emitError() << s.message();
+    return false;
+  }
+  out.whole = ctx.addKernel(spec.name + "_int8", std::move(code));
   std::vector<uint8_t> panels(packed.panels.begin(), packed.panels.end());
-  SmallVector<Value> fields{
-      ctx.address(ctx.buffer(plan.a)),
-      ctx.addData(spec.name + "_packed", std::move(panels)),
-      ctx.addData(spec.name + "_columns", std::move(packed.columnData)),
-      ctx.address(ctx.buffer(plan.result))};
-  if (plan.residual)
-    fields.push_back(ctx.address(ctx.buffer(plan.residual)));
+  out.packed = ctx.addData(spec.name + "_packed", std::move(panels));
+  out.columns =
+      ctx.addData(spec.name + "_columns", std::move(packed.columnData));
   // Over the pool: chunks of columns, as the f32 GEMM's; a chunk kernel
   // that cannot be generated leaves the whole one on one thread.
   int64_t chunks = (spec.n + kThreadedColumns - 1) / kThreadedColumns;
@@ -85,26 +84,66 @@ TargetLowering emitInt8Gemm(Operation *op, OpLoweringContext &ctx,
     symbol = ctx.addKernel(spec.name + "_int8_cols", std::move(partCode));
     return true;
   };
-  std::string chunkKernel, tailKernel;
-  if (chunks <= 1 || !generate(kThreadedColumns, chunkKernel) ||
-      (tail != kThreadedColumns && !generate(tail, tailKernel))) {
-    ctx.callKernel(whole, fields);
-    return TargetLowering::Lowered;
+  if (threaded && chunks > 1 && generate(kThreadedColumns, out.chunk) &&
+      (tail == kThreadedColumns || generate(tail, out.tail)))
+    out.chunks = chunks;
+  return true;
+}
+
+void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
+                  Value a, Value c, Value residual) {
+  const Int8GemmSpec &spec = kernels.spec;
+  // mlcc_int8_gemm_args: a, packed_b, column_data, c (, residual).
+  SmallVector<Value> fields{a, kernels.packed, kernels.columns, c};
+  if (spec.residual)
+    fields.push_back(residual);
+  if (kernels.chunks == 0) {
+    ctx.callKernel(kernels.whole, fields);
+    return;
   }
   int64_t groups = (spec.k + 3) / 4;
-  int64_t cBytes =
-      spec.output == Int8GemmOutput::U8 || spec.output == Int8GemmOutput::S8
-          ? 1
-          : 4;
+  bool bytes =
+      spec.output == Int8GemmOutput::U8 || spec.output == Int8GemmOutput::S8;
   // Bytes per chunk: 4 panels of packed B (64 bytes per k group each), 4
-  // panels of column data, kThreadedColumns of C.
+  // panels of column data, kThreadedColumns of C (and of the residual).
   SmallVector<int64_t> strides{0, groups * 4 * 64, 4 * kInt8ColumnDataBytes,
-                               kThreadedColumns * cBytes};
-  if (plan.residual)
+                               kThreadedColumns * (bytes ? 1 : 4)};
+  if (spec.residual)
     strides.push_back(kThreadedColumns * 4);
-  emitChunkedKernelCalls(ctx, {whole, chunkKernel, tailKernel, chunks}, fields,
-                         strides);
+  emitChunkedKernelCalls(
+      ctx, {kernels.whole, kernels.chunk, kernels.tail, kernels.chunks}, fields,
+      strides);
+}
+
+TargetLowering emitInt8Gemm(Operation *op, OpLoweringContext &ctx,
+                            Int8GemmPlan &plan) {
+  Int8GemmKernels kernels;
+  if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))
+    return TargetLowering::Failed;
+  callInt8Gemm(ctx, kernels, ctx.address(ctx.buffer(plan.a)),
+               ctx.address(ctx.buffer(plan.result)),
+               plan.residual ? ctx.address(ctx.buffer(plan.residual))
+                             : Value());
   return TargetLowering::Lowered;
+}
+
+bool dequantizedFrom(OpLoweringContext &ctx, Value v, Dequantized &d) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getName().getStringRef() != "graph.dequantize" ||
+      !isInt8Tensor(def->getOperand(0)) ||
+      !constantFloats(ctx, def->getOperand(1), d.scale) ||
+      !constantInts(ctx, def->getOperand(2), d.zero))
+    return false;
+  d.q = def->getOperand(0);
+  int64_t rank = static_cast<int64_t>(shapeOf(d.q).size());
+  d.axis = intAttr(def, "axis", 1);
+  if (d.axis < 0)
+    d.axis += rank;
+  if (d.scale.size() == 1)
+    return d.zero.size() == 1;
+  return d.axis >= 0 && d.axis < rank &&
+         static_cast<int64_t>(d.scale.size()) == shapeOf(d.q)[d.axis] &&
+         (d.zero.size() == 1 || d.zero.size() == d.scale.size());
 }
 
 } // namespace mlcc::avx512

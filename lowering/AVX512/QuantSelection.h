@@ -38,16 +38,54 @@ struct Int8GemmPlan {
   int32_t za = 0;
   /// Per column (N), or empty: 1 and 0.
   std::vector<float> scale, bias;
+  /// Per column (N), or empty: added to the int32 accumulators
+  /// (QLinearConv's bias).
+  std::vector<int32_t> intBias;
   Int8GemmOutput output = Int8GemmOutput::Int32;
+  int32_t outputZero = 0; // Int8GemmSpec::outputZero
   /// Float output: graph.fc's Z, laid out like the result; or null.
   mlir::Value residual;
   std::vector<EltwiseOp> epilogue;
 };
 
-/// Packs B, generates the kernel (and column chunks for the thread pool)
-/// and emits the calls. Failed with an error on `op` when generation fails.
+/// A planned GEMM's kernels and data in the object.
+struct Int8GemmKernels {
+  Int8GemmSpec spec;
+  std::string whole;
+  /// Column chunks over the thread pool; chunks == 0 when there are none.
+  std::string chunk, tail;
+  int64_t chunks = 0;
+  mlir::Value packed, columns;
+};
+
+/// Packs B and generates the kernels; false after an error on `op`.
+/// `plan.result` and `plan.residual` are not read.
+bool prepareInt8Gemm(mlir::Operation *op, OpLoweringContext &ctx,
+                     const Int8GemmPlan &plan, bool threaded,
+                     Int8GemmKernels &out);
+
+/// Calls the kernels on A at address `a`, C at `c` (and the residual at
+/// `residual`, when the plan has one): over the pool when they were
+/// prepared threaded.
+void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
+                  mlir::Value a, mlir::Value c, mlir::Value residual);
+
+/// prepareInt8Gemm and callInt8Gemm on the plan's own buffers.
 TargetLowering emitInt8Gemm(mlir::Operation *op, OpLoweringContext &ctx,
                             Int8GemmPlan &plan);
+
+/// x = (q - zero) * scale with q an 8-bit tensor: per tensor, or per
+/// `axis` (scale and zero point one per slice).
+struct Dequantized {
+  mlir::Value q;
+  std::vector<float> scale;
+  std::vector<int32_t> zero;
+  int64_t axis = 1;
+};
+
+/// Whether `v` is a graph.dequantize of an 8-bit tensor with constant
+/// scales and zero points (one, or one per slice of its axis).
+bool dequantizedFrom(OpLoweringContext &ctx, mlir::Value v, Dequantized &d);
 
 } // namespace mlcc::avx512
 

@@ -25,34 +25,6 @@ namespace mlcc::avx512 {
 
 namespace {
 
-/// x = (q - zero) * scale with q an 8-bit tensor: per tensor, or per
-/// `axis` (scale and zero point one per slice).
-struct Dequantized {
-  Value q;
-  std::vector<float> scale;
-  std::vector<int32_t> zero;
-  int64_t axis = 1;
-};
-
-bool dequantizedFrom(OpLoweringContext &ctx, Value v, Dequantized &d) {
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getName().getStringRef() != "graph.dequantize" ||
-      !isInt8Tensor(def->getOperand(0)) ||
-      !constantFloats(ctx, def->getOperand(1), d.scale) ||
-      !constantInts(ctx, def->getOperand(2), d.zero))
-    return false;
-  d.q = def->getOperand(0);
-  int64_t rank = static_cast<int64_t>(shapeOf(d.q).size());
-  d.axis = intAttr(def, "axis", 1);
-  if (d.axis < 0)
-    d.axis += rank;
-  if (d.scale.size() == 1)
-    return d.zero.size() == 1;
-  return d.axis >= 0 && d.axis < rank &&
-         static_cast<int64_t>(d.scale.size()) == shapeOf(d.q)[d.axis] &&
-         (d.zero.size() == 1 || d.zero.size() == d.scale.size());
-}
-
 /// The A side: one scale and zero point for the whole tensor.
 bool planActivation(OpLoweringContext &ctx, Value a, Int8GemmPlan &plan,
                     float &scale) {

@@ -73,7 +73,7 @@ bool planQLinearMatmul(Operation *op, OpLoweringContext &ctx,
   // The reference's order: (sa * sb) / sy, in f32.
   for (int64_t j = 0; j < plan.n; ++j)
     plan.scale[j] = sa * sb[sb.size() == 1 ? 0 : j] / sy;
-  plan.bias.assign(plan.n, static_cast<float>(zy[0]));
+  plan.outputZero = zy[0];
   return true;
 }
 

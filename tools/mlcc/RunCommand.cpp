@@ -7,6 +7,8 @@
 #include "mlcc/Reference/Executor.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <cstdio>
 #include <iostream>
@@ -27,56 +29,49 @@ static void printSummary(const std::string &name, const ref::Tensor &t) {
   std::printf("\n");
 }
 
-static ref::Status compileAndRun(ModuleOp module, const std::string &target,
-                                 const std::string &name, int threads,
-                                 bool portableOnly,
-                                 const lowering::TargetOptions &targetOptions,
-                                 const std::vector<ref::Tensor> &inputs,
-                                 std::vector<ref::Tensor> &outputs) {
-  lowering::CompileModelOptions options;
-  options.name = name;
-  options.targetKernels = !portableOnly;
-  options.target = targetOptions;
-  mlcc_threadpool *pool = nullptr;
-  if (threads != 1 && mlcc_threadpool_create(threads, &pool) != MLCC_OK)
-    return ref::Status::error(mlcc_last_error_message());
-  std::unique_ptr<CompiledModelRunner> runner;
-  ref::Status s =
-      CompiledModelRunner::compileAndLoad(module, target, options, pool, runner);
-  if (s.ok())
-    s = runner->run(inputs, outputs);
-  runner.reset();
-  mlcc_threadpool_destroy(pool);
-  return s;
-}
+/// The model on the reference executor or compiled for a target (once, for
+/// every set).
+class ModelRunner {
+public:
+  ref::Status init(ModuleOp module, const RunOptions &options) {
+    func = mainFunction(module);
+    if (options.target == "ref") {
+      executor = std::make_unique<ref::Executor>(func);
+      return ref::Status::success();
+    }
+    lowering::CompileModelOptions compile;
+    compile.name = defaultModelName(options.model.model);
+    compile.targetKernels = !options.portableOnly;
+    compile.target = options.targetOptions;
+    if (options.threads != 1 &&
+        mlcc_threadpool_create(options.threads, &pool) != MLCC_OK)
+      return ref::Status::error(mlcc_last_error_message());
+    return CompiledModelRunner::compileAndLoad(module, options.target, compile,
+                                               pool, runner);
+  }
+  ref::Status run(const std::vector<ref::Tensor> &inputs,
+                  std::vector<ref::Tensor> &outputs) {
+    return executor ? executor->run(inputs, outputs)
+                    : runner->run(inputs, outputs);
+  }
+  ~ModelRunner() {
+    runner.reset();
+    mlcc_threadpool_destroy(pool);
+  }
 
-int runRun(const RunOptions &options) {
-  MLIRContext ctx;
-  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
-  if (!module)
-    return 1;
-  func::FuncOp func = mainFunction(*module);
-  std::vector<ref::Tensor> inputs, outputs, expected;
-  ref::Status s = readInputs(func, options.data, inputs);
-  if (s.ok() && options.check)
-    s = readExpectedOutputs(func, options.data, expected);
-  if (s.failed()) {
-    printErrors({s.message()});
-    return 1;
-  }
-  if (options.target == "ref") {
-    ref::Executor executor(func);
-    s = executor.run(inputs, outputs);
-  } else {
-    s = compileAndRun(*module, options.target,
-                      defaultModelName(options.model.model), options.threads,
-                      options.portableOnly, options.targetOptions, inputs,
-                      outputs);
-  }
-  if (s.failed()) {
-    printErrors({"running the model failed: " + s.message()});
-    return 1;
-  }
+private:
+  func::FuncOp func;
+  std::unique_ptr<ref::Executor> executor;
+  std::unique_ptr<CompiledModelRunner> runner;
+  mlcc_threadpool *pool = nullptr;
+};
+
+/// Prints, checks and saves one set's outputs; false on a mismatch or a
+/// failed write.
+static bool report(func::FuncOp func, const RunOptions &options,
+                   const std::vector<ref::Tensor> &outputs,
+                   const std::vector<ref::Tensor> &expected,
+                   const std::string &saveDir) {
   bool allOk = true;
   Tolerance tol{options.rtol, options.atol};
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -96,17 +91,65 @@ int runRun(const RunOptions &options) {
                   tol.rtol);
     allOk &= c.ok;
   }
-  if (!options.save.empty()) {
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string path =
-          options.save + "/output_" + std::to_string(i) + ".pb";
-      ref::Status w =
-          onnxio::writeTensorFile(path, outputs[i], outputName(func, i));
-      if (w.failed()) {
-        printErrors({w.message()});
-        return 1;
-      }
+  if (saveDir.empty())
+    return allOk;
+  if (std::error_code ec = llvm::sys::fs::create_directories(saveDir)) {
+    printErrors({"--save '" + saveDir + "': " + ec.message()});
+    return false;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string path = saveDir + "/output_" + std::to_string(i) + ".pb";
+    ref::Status w =
+        onnxio::writeTensorFile(path, outputs[i], outputName(func, i));
+    if (w.failed()) {
+      printErrors({w.message()});
+      return false;
     }
+  }
+  return allOk;
+}
+
+int runRun(const RunOptions &options) {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
+  if (!module)
+    return 1;
+  func::FuncOp func = mainFunction(*module);
+  // --data is one set (input_N.pb) or a folder of them, each run and
+  // reported (and saved into a folder of its name) in turn.
+  std::vector<std::string> sets;
+  ref::Status s = dataSets(options.data, 0, sets);
+  if (s.failed()) {
+    printErrors({"--data " + s.message()});
+    return 1;
+  }
+  bool several = sets.size() > 1 || sets.front() != options.data;
+  ModelRunner runner;
+  if (s = runner.init(*module, options); s.failed()) {
+    printErrors({"running the model failed: " + s.message()});
+    return 1;
+  }
+  bool allOk = true;
+  for (const std::string &set : sets) {
+    std::vector<ref::Tensor> inputs, outputs, expected;
+    s = readInputs(func, set, inputs);
+    if (s.ok() && options.check)
+      s = readExpectedOutputs(func, set, expected);
+    if (s.failed()) {
+      printErrors({s.message()});
+      return 1;
+    }
+    if (s = runner.run(inputs, outputs); s.failed()) {
+      printErrors({"running the model failed: " + s.message()});
+      return 1;
+    }
+    std::string setName = llvm::sys::path::filename(set).str();
+    if (several)
+      std::printf("set '%s':\n", setName.c_str());
+    std::string saveDir = options.save;
+    if (several && !saveDir.empty())
+      saveDir += "/" + setName;
+    allOk &= report(func, options, outputs, expected, saveDir);
   }
   if (options.check)
     std::printf("%s\n", allOk ? "check passed" : "check FAILED");

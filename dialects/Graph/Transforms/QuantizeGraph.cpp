@@ -35,11 +35,23 @@ std::string describe(Operation *op) {
 }
 
 /// The weight's axis of output channels: N of a K x N matmul weight, or of
-/// an N x K one under transB.
+/// an N x K one under transB; OC of a conv's.
 int64_t outputAxis(Operation *op) {
   if (auto gemm = dyn_cast<GemmOp>(op))
     return gemm.getTransB().value_or(0) ? 0 : 1;
-  return 1;
+  return isa<ConvOp, FusedConvOp>(op) ? 0 : 1;
+}
+
+bool isConv(Operation *op) { return isa<ConvOp, FusedConvOp>(op); }
+
+/// A 2-D conv of one group with explicit pads, which the int8 kernels take.
+bool isPlainConv(Operation *op) {
+  auto group = op->getAttrOfType<IntegerAttr>("group");
+  auto autoPad = op->getAttrOfType<StringAttr>("auto_pad");
+  return cast<RankedTensorType>(op->getOperand(1).getType()).getRank() == 4 &&
+         (!group || group.getInt() == 1) &&
+         (!autoPad || autoPad.getValue() == "NOTSET" ||
+          autoPad.getValue() == "VALID");
 }
 
 Value constant(OpBuilder &b, Location loc, const ref::Tensor &t) {
@@ -106,11 +118,13 @@ Value quantizeWeight(OpBuilder &b, Location loc, Value w, int64_t axis) {
 
 Value quantizableActivation(Operation *op) {
   if (!isa<func::FuncOp>(op->getParentOp()) ||
-      !isa<MatMulOp, GemmOp, FcOp>(op) || !isF32(op->getResult(0)))
+      !isa<MatMulOp, GemmOp, FcOp, ConvOp, FusedConvOp>(op) ||
+      !isF32(op->getResult(0)))
     return {};
   Value x = op->getOperand(0), w = op->getOperand(1);
   if (!isF32(x) || !isConstantF32(w) ||
-      cast<RankedTensorType>(w.getType()).getRank() != 2)
+      (isConv(op) ? !isPlainConv(op)
+                  : cast<RankedTensorType>(w.getType()).getRank() != 2))
     return {};
   if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getTransA().value_or(0))
     return {};
@@ -133,8 +147,10 @@ insertQuantDequant(func::FuncOp func,
   // One Q/DQ pair per activation, shared by the layers that read it.
   llvm::DenseMap<Value, Value> dequantized;
   for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
-    if (isa<ConvOp, FusedConvOp>(op)) {
-      report.kept.push_back(describe(&op) + ": no int8 conv kernel yet");
+    if (isConv(&op) && isConstantF32(op.getOperand(1)) && !isPlainConv(&op)) {
+      report.kept.push_back(describe(&op) +
+                            ": grouped or auto-padded convs have no int8 "
+                            "kernel yet");
       continue;
     }
     Value x = quantizableActivation(&op);

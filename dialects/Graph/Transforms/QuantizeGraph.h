@@ -35,7 +35,7 @@ struct ActivationRange {
 
 /// The activation operand of an op quantisation would take, or null: a
 /// top-level matmul/gemm/fc/conv/fused_conv with an f32 activation and a
-/// constant f32 weight (gemm: not transA; fc: no residual).
+/// constant f32 weight (gemm: not transA; conv: 2-D, one group).
 mlir::Value quantizableActivation(mlir::Operation *op);
 
 /// Every such activation in `func`, in op order, each once.

@@ -209,6 +209,8 @@ void Int8GemmKernel::epilogue(int rows, int vectors, bool masked) {
     for (int j = 0; j < vectors; ++j) {
       Xbyak::Zmm z = acc(i, j, vectors);
       vcvtps2dq(z, z);
+      if (spec_.outputZero != 0)
+        vpaddd(z, z, cstBits(static_cast<uint32_t>(spec_.outputZero)));
       if (spec_.output == Int8GemmOutput::U8) {
         vpxord(tmp, tmp, tmp);
         vpmaxsd(z, z, tmp);
@@ -405,7 +407,8 @@ Status generateInt8Gemm(const Int8GemmSpec &spec, std::vector<uint8_t> &code) {
 PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
                       const std::vector<int32_t> &zb, int32_t za, bool signedA,
                       const std::vector<float> &scale,
-                      const std::vector<float> &bias) {
+                      const std::vector<float> &bias,
+                      const std::vector<int32_t> &intBias) {
   PackedInt8B out;
   const int64_t panels = (n + kInt8Panel - 1) / kInt8Panel;
   const int64_t groups = groupsOf(k);
@@ -426,7 +429,8 @@ PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
     int32_t zbShifted = zb[zb.size() == 1 ? 0 : col] - shiftB;
     out.rowSums |= zbShifted != 0;
     int32_t comp = static_cast<int32_t>(-int64_t(zaShifted) * colSum +
-                                        k * int64_t(zaShifted) * zbShifted);
+                                        k * int64_t(zaShifted) * zbShifted +
+                                        (intBias.empty() ? 0 : intBias[col]));
     float s = scale.empty() ? 1.0f : scale[col];
     float c = bias.empty() ? 0.0f : bias[col];
     uint8_t *data = out.columnData.data() + p * kInt8ColumnDataBytes;

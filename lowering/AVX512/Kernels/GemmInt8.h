@@ -9,7 +9,8 @@
 // (MatMulInteger); c = ops(acc * scale[n] + bias[n]) as f32 (a dequantised
 // output, then an activation); or q = saturate(round(acc * scale[n] +
 // bias[n])) as u8 or s8 (QLinearMatMul: scale = sa * sb[n] / sy and the
-// output zero point folded into bias). Rounding is to nearest even, ONNX's.
+// the output zero point added after rounding). Rounding is to nearest even,
+// ONNX's.
 //
 // The products go through vpdpbusd (AVX512-VNNI), which multiplies u8 by
 // s8. A signed A is moved to u8 by flipping its sign bit (a + 128) and a u8
@@ -66,6 +67,9 @@ struct Int8GemmSpec {
   /// Some zb' is not 0: the kernel subtracts zb'[n] * rowsum(a')[m].
   bool rowSums = false;
   Int8GemmOutput output = Int8GemmOutput::Int32;
+  /// U8/S8 output: added after rounding, before saturating (ONNX's order:
+  /// saturate(round(x) + zero_point)).
+  int32_t outputZero = 0;
   /// Float output: add args->residual (laid out like C) after the bias,
   /// then the elementwise ops (constant operands only): graph.fc's order.
   bool residual = false;
@@ -88,11 +92,13 @@ struct PackedInt8B {
 
 /// Packs B and computes the column data for A's zero point `za` (of A's
 /// own type: 0..255 for u8, -128..127 for s8), per-column `scale` and
-/// `bias` (N values each, or empty: 1 and 0).
+/// `bias` (N values each, or empty: 1 and 0) and `intBias` (N int32 values
+/// added to the accumulators, or empty).
 PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
                       const std::vector<int32_t> &zb, int32_t za, bool signedA,
                       const std::vector<float> &scale,
-                      const std::vector<float> &bias);
+                      const std::vector<float> &bias,
+                      const std::vector<int32_t> &intBias = {});
 
 } // namespace mlcc::avx512
 

@@ -48,6 +48,7 @@ struct Case {
   std::vector<int32_t> zb; // 1 or N
   Int8GemmOutput output;
   bool residual = false; // Float output: + R (M x N) after the bias
+  int32_t outputZero = 0; // U8/S8 output: added after rounding
 };
 
 struct Data {
@@ -104,6 +105,7 @@ void check(const Case &c, uint32_t seed) {
   spec.rowSums = packed.rowSums;
   spec.output = c.output;
   spec.residual = c.residual;
+  spec.outputZero = c.outputZero;
   std::vector<uint8_t> code = generateCode(generateInt8Gemm, spec);
   ExecutableBuffer exec(code);
   REQUIRE(exec.ok());
@@ -141,7 +143,7 @@ void check(const Case &c, uint32_t seed) {
           std::memcpy(&got, &out[at * 4], 4);
           ok = std::fabs(got - x) <= 1e-6f * (1 + std::fabs(x));
         } else {
-          float r = std::nearbyint(x);
+          float r = std::nearbyint(x) + float(c.outputZero);
           float lo = c.output == Int8GemmOutput::U8 ? 0 : -128;
           float hi = c.output == Int8GemmOutput::U8 ? 255 : 127;
           int32_t want = int32_t(std::min(hi, std::max(lo, r)));
@@ -195,6 +197,10 @@ TEST_CASE("int8 gemm: requantised and dequantised outputs", "[avx512][int8]") {
       check({m, n, 37, true, false, 0, {0}, Int8GemmOutput::S8}, seed++);
       check({m, n, 37, false, true, 100, {128}, Int8GemmOutput::Float}, seed++);
       check({m, n, 37, true, true, 5, {130}, Int8GemmOutput::U8}, seed++);
+      check({m, n, 37, false, false, 7, {0}, Int8GemmOutput::U8, false, 121},
+            seed++);
+      check({m, n, 37, true, false, 0, {0}, Int8GemmOutput::S8, false, -3},
+            seed++);
       check({m, n, 37, false, false, 128, {0}, Int8GemmOutput::Float, true},
             seed++);
     }

@@ -42,12 +42,6 @@ struct CalibrationOptions {
   bool progress = true;
 };
 
-/// The calibration sets under `dir`, in order (at most maxSamples): `dir`
-/// itself when it holds input_0.pb, else its subfolders that do. An error
-/// when there is none.
-ref::Status calibrationSets(const std::string &dir, int maxSamples,
-                            std::vector<std::string> &sets);
-
 /// Calibrates `module`'s main function on options.dir and quantises it in
 /// place.
 ref::Status quantizeInt8(mlir::ModuleOp module,

@@ -44,6 +44,12 @@ mlir::func::FuncOp mainFunction(mlir::ModuleOp module);
 std::string inputName(mlir::func::FuncOp func, unsigned i);
 std::string outputName(mlir::func::FuncOp func, unsigned i);
 
+/// The test-data sets under `dir`, in name order (at most maxSets, 0 for
+/// all): `dir` itself when it holds input_0.pb, else its subfolders that do
+/// (the model zoo's test_data_set_N). An error when there is none.
+ref::Status dataSets(const std::string &dir, int maxSets,
+                     std::vector<std::string> &sets);
+
 /// Reads DIR/input_N.pb, N = 0.. up to the function's input count.
 ref::Status readInputs(mlir::func::FuncOp func, const std::string &dir,
                        std::vector<ref::Tensor> &inputs);

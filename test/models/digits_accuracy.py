@@ -1,0 +1,73 @@
+"""Top-1 accuracy of the digits CNN (export_digits.py) compiled by mlcc, in
+fp32 and in int8 with each calibration method, on its 500 test images.
+
+  digits_accuracy.py MLCC DIGITS_DIR [--cpu CPU]
+
+Prints one line per precision. Fails (exit 1) when mlcc's fp32 accuracy is
+not torch's (within 0.2 points: the same logits up to rounding), or when
+the best int8 calibration is more than 0.5 points below fp32.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+parser = argparse.ArgumentParser()
+parser.add_argument("mlcc")
+parser.add_argument("dir")
+parser.add_argument("--cpu", default="native")
+args = parser.parse_args()
+
+def read(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+test_root = os.path.join(args.dir, "test")
+sets = sorted(os.listdir(test_root))
+
+def accuracy(extra):
+    """One compile, every test set (mlcc run over a folder of sets)."""
+    correct = total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([args.mlcc, "run", os.path.join(args.dir, "model.onnx"),
+                        "--target", "avx512", "--cpu", args.cpu,
+                        "--dim", "batch=100", "--data", test_root,
+                        "--save", tmp] + extra,
+                       check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        for s in sets:
+            logits = read(os.path.join(tmp, s, "output_0.pb"))
+            labels = read(os.path.join(test_root, s, "labels.pb"))
+            correct += int((logits.argmax(1) == labels).sum())
+            total += len(labels)
+    return 100.0 * correct / total
+
+with open(os.path.join(args.dir, "torch_accuracy.txt")) as f:
+    torch_acc = float(f.read())
+fp32 = accuracy([])
+print("digits top-1 on 500 test images (--cpu %s):" % args.cpu)
+print("  torch fp32     %.1f%%" % torch_acc)
+print("  mlcc fp32      %.1f%%" % fp32)
+int8 = {}
+for method in ["minmax", "entropy", "percentile"]:
+    int8[method] = accuracy(["--quantize", "int8", "--calibrate",
+                             os.path.join(args.dir, "calibration"),
+                             "--calibration", method])
+    print("  mlcc int8 %-10s %.1f%%" % (method, int8[method]))
+best = max(int8, key=int8.get)
+ok = True
+if abs(fp32 - torch_acc) > 0.2:
+    print("FAIL: mlcc fp32 differs from torch by more than 0.2 points")
+    ok = False
+if int8[best] < fp32 - 0.5:
+    print("FAIL: the best int8 (%s) is more than 0.5 points below fp32" % best)
+    ok = False
+print("best int8 calibration: %s (%+.1f points vs fp32)" % (best, int8[best] - fp32))
+sys.exit(0 if ok else 1)
