@@ -5,7 +5,12 @@
 #include "KernelABI.h"
 #include "SelectionUtils.h"
 
+#include "PackPanels.h"
+
 #include "mlcc/Reference/MlirBridge.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 
@@ -144,6 +149,26 @@ bool dequantizedFrom(OpLoweringContext &ctx, Value v, Dequantized &d) {
   return d.axis >= 0 && d.axis < rank &&
          static_cast<int64_t>(d.scale.size()) == shapeOf(d.q)[d.axis] &&
          (d.zero.size() == 1 || d.zero.size() == d.scale.size());
+}
+
+void forLoop(OpBuilder &b, Location loc, int64_t n,
+             llvm::function_ref<void(OpBuilder &, Value)> body) {
+  b.create<scf::ForOp>(loc, indexConst(b, loc, 0), indexConst(b, loc, n),
+                       indexConst(b, loc, 1), ValueRange{},
+                       [&](OpBuilder &lb, Location, Value i, ValueRange) {
+                         body(lb, i);
+                         lb.create<scf::YieldOp>(loc);
+                       });
+}
+
+Value view(OpBuilder &b, Location loc, Value buffer, ArrayRef<int64_t> shape) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return b.create<memref::ReinterpretCastOp>(
+      loc, MemRefType::get(shape, type.getElementType()), buffer, 0, shape,
+      strides);
 }
 
 } // namespace mlcc::avx512

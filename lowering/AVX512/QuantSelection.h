@@ -87,6 +87,14 @@ struct Dequantized {
 /// scales and zero points (one, or one per slice of its axis).
 bool dequantizedFrom(OpLoweringContext &ctx, mlir::Value v, Dequantized &d);
 
+/// for (i = 0; i < n; ++i) body(i), at b's insertion point.
+void forLoop(mlir::OpBuilder &b, mlir::Location loc, int64_t n,
+             llvm::function_ref<void(mlir::OpBuilder &, mlir::Value)> body);
+
+/// `buffer` (a contiguous memref) seen with `shape`.
+mlir::Value view(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
+                 llvm::ArrayRef<int64_t> shape);
+
 } // namespace mlcc::avx512
 
 #endif // MLCC_LOWERING_AVX512_QUANTSELECTION_H

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PackPanels.h"
 #include "QuantSelection.h"
 #include "SelectionUtils.h"
 
@@ -189,38 +190,10 @@ bool planQdqConv(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
   return fusedActivationOf(op, plan.epilogue);
 }
 
-Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
-  return b.create<arith::ConstantIndexOp>(loc, v);
-}
-
-/// for (i = 0; i < n; ++i) body(i), built at b's insertion point.
-void forLoop(OpBuilder &b, Location loc, int64_t n,
-             llvm::function_ref<void(OpBuilder &, Value)> body) {
-  b.create<scf::ForOp>(loc, indexConstant(b, loc, 0), indexConstant(b, loc, n),
-                       indexConstant(b, loc, 1), ValueRange{},
-                       [&](OpBuilder &lb, Location, Value i, ValueRange) {
-                         body(lb, i);
-                         lb.create<scf::YieldOp>(loc);
-                       });
-}
-
-/// `buffer` (contiguous) seen with `shape`.
-Value view(OpBuilder &b, Location loc, Value buffer, ArrayRef<int64_t> shape) {
-  auto type = cast<MemRefType>(buffer.getType());
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return b.create<memref::ReinterpretCastOp>(
-      loc, MemRefType::get(shape, type.getElementType()), buffer, 0, shape,
-      strides);
-}
-
 /// col[p][(ci * KH + kh) * KW + kw] = x[n][ci][ih][iw], or `pad` outside.
 void emitIm2col(OpBuilder &b, Location loc, const ConvGeometry &g, Value x,
                 Value n, Value col, Value pad) {
-  auto idx = [&](OpBuilder &lb, int64_t v) {
-    return indexConstant(lb, loc, v);
-  };
+  auto idx = [&](OpBuilder &lb, int64_t v) { return indexConst(lb, loc, v); };
   // The input row (axis 0) or column (1) of output `out` at tap `tap`.
   auto inputAt = [&](OpBuilder &b, Value out, Value tap, int axis) {
     Value at = b.create<arith::AddIOp>(
@@ -330,9 +303,9 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   Value residualAddress = residual ? ctx.address(residualRows) : Value();
   // Built first and filled after: the kernel calls need the loop to be in
   // the function already.
-  auto loop = b.create<scf::ForOp>(loc, indexConstant(b, loc, 0),
-                                   indexConstant(b, loc, g.n),
-                                   indexConstant(b, loc, 1));
+  auto loop =
+      b.create<scf::ForOp>(loc, indexConst(b, loc, 0), indexConst(b, loc, g.n),
+                           indexConst(b, loc, 1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
   Value n = loop.getInductionVar();

@@ -106,6 +106,7 @@ def mlcc_command(args, model, data, dims, threads, check=None):
     cmd = [args.mlcc, "run", model, "--target", args.mlcc_target, "--data", data]
     for d in dims:
         cmd += ["--dim", d]
+    cmd += args.mlcc_arg
     if check:
         cmd += ["--check", "--rtol", str(check[0]), "--atol", str(check[1])]
     return cmd
@@ -167,7 +168,7 @@ def mlcc_bench_command(args, model, data, dims, threads):
            "--json"]
     for d in dims:
         cmd += ["--dim", d]
-    return cmd
+    return cmd + args.mlcc_arg
 
 
 def bench_model(args, name, model, data, dims, threads):
@@ -283,6 +284,10 @@ def main():
                     help="avx512 (mlcc bench, in-session medians) or ref (mlcc run, whole process)")
     ap.add_argument("--dim", action="append", default=[],
                     help="NAME:DIM=VALUE, a symbolic dim to fix for model NAME (mlcc --dim)")
+    ap.add_argument("--mlcc-arg", action="append", default=[],
+                    help="one more argument of mlcc run/bench (repeat), e.g. "
+                    "--mlcc-arg=--cpu --mlcc-arg=native --mlcc-arg=--quantize "
+                    "--mlcc-arg=int8 --mlcc-arg=--calibrate --mlcc-arg=DIR")
     ap.add_argument("--node", default="node")
     ap.add_argument("--no-check", dest="check", action="store_false",
                     help="skip the correctness pass against output_N.pb")

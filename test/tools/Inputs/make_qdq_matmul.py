@@ -4,7 +4,8 @@ The QDQ form of quantised layers, as ONNX Runtime's quantiser writes it:
 x -> QuantizeLinear -> DequantizeLinear -> MatMul with a weight behind its
 own DequantizeLinear (s8, one scale per output column), then Gemm with
 transB = 1 (a Linear layer's weight, per-row scales, axis 0) and a bias,
-then a MatMul with a per-tensor u8 weight and a zero point.
+then a MatMul with a per-tensor u8 weight and a zero point; last the first
+weight read by an f32 MatMul of x itself.
 """
 import os
 import sys
@@ -53,6 +54,9 @@ nodes = [
     helper.make_node(dq, ["gq", "g_scale", "g_zero"], ["gd"]),
     helper.make_node(dq, ["w3", "w3_scale", "w3_zero"], ["w3d"]),
     helper.make_node("MatMul", ["gd", "w3d"], ["y"], name="mm3"),
+    # x is not dequantised: no int8 kernel; the weight's DequantizeLinear
+    # (per column) is computed for the f32 matmul after all.
+    helper.make_node("MatMul", ["x", "w1d"], ["z"], name="mm_f32"),
 ]
 inits.append(const("shape2d", np.array([B * M, N], np.int64)))
 graph = helper.make_graph(
@@ -60,7 +64,8 @@ graph = helper.make_graph(
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [B, M, K])],
     [helper.make_tensor_value_info("h", TensorProto.FLOAT, [B, M, N]),
      helper.make_tensor_value_info("g", TensorProto.FLOAT, [B * M, N2]),
-     helper.make_tensor_value_info("y", TensorProto.FLOAT, [B * M, N3])],
+     helper.make_tensor_value_info("y", TensorProto.FLOAT, [B * M, N3]),
+     helper.make_tensor_value_info("z", TensorProto.FLOAT, [B, M, N])],
     inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 onnx.save(model, os.path.join(out, "qdq_matmul.onnx"))
