@@ -107,12 +107,10 @@ void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
     return;
   }
   int64_t groups = (spec.k + 3) / 4;
-  bool bytes =
-      spec.output == Int8GemmOutput::U8 || spec.output == Int8GemmOutput::S8;
   // Bytes per chunk: 4 panels of packed B (64 bytes per k group each), 4
   // panels of column data, kThreadedColumns of C (and of the residual).
   SmallVector<int64_t> strides{0, groups * 4 * 64, 4 * kInt8ColumnDataBytes,
-                               kThreadedColumns * (bytes ? 1 : 4)};
+                               kThreadedColumns * outputBytes(spec.output)};
   if (spec.residual)
     strides.push_back(kThreadedColumns * 4);
   emitChunkedKernelCalls(

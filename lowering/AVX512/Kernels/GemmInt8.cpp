@@ -219,10 +219,7 @@ void Int8GemmKernel::epilogue(int rows, int vectors, bool masked) {
 }
 
 void Int8GemmKernel::store(int rows, int vectors, bool masked) {
-  const int elementBytes =
-      spec_.output == Int8GemmOutput::U8 || spec_.output == Int8GemmOutput::S8
-          ? 1
-          : 4;
+  const int elementBytes = outputBytes(spec_.output);
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < vectors; ++j) {
       Xbyak::Zmm z = acc(i, j, vectors);
@@ -296,10 +293,7 @@ void Int8GemmKernel::rowBlocks(int vectors, bool masked) {
   mov(regCRow_, regCCol_);
   const int64_t full = spec_.m / rows_;
   const int tail = static_cast<int>(spec_.m % rows_);
-  const int cBytes =
-      spec_.output == Int8GemmOutput::U8 || spec_.output == Int8GemmOutput::S8
-          ? 1
-          : 4;
+  const int cBytes = outputBytes(spec_.output);
   if (full > 0) {
     Xbyak::Label loop;
     if (full > 1) {
@@ -323,10 +317,7 @@ void Int8GemmKernel::rowBlocks(int vectors, bool masked) {
 void Int8GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {
   if (count == 0)
     return;
-  const int cBytes =
-      spec_.output == Int8GemmOutput::U8 || spec_.output == Int8GemmOutput::S8
-          ? 1
-          : 4;
+  const int cBytes = outputBytes(spec_.output);
   Xbyak::Label loop;
   if (count > 1) {
     mov(regColIter_, count);

@@ -5,12 +5,12 @@
 //   acc[m][n] = sum_k (A[m][k] - za) * (B[k][n] - zb[n])      (exact, int32)
 //
 // with A u8 or s8 at run time, B a constant s8 or u8 weight packed now, the
-// zero points constants, then one of three epilogues: store acc as int32
-// (MatMulInteger); c = ops(acc * scale[n] + bias[n]) as f32 (a dequantised
-// output, then an activation); or q = saturate(round(acc * scale[n] +
-// bias[n])) as u8 or s8 (QLinearMatMul: scale = sa * sb[n] / sy and the
-// the output zero point added after rounding). Rounding is to nearest even,
-// ONNX's.
+// zero points constants (and an int32 bias per column added to acc, e.g.
+// QLinearConv's), then one of three epilogues: store acc as int32
+// (MatMulInteger); c = ops(acc * scale[n] + bias[n] + residual) as f32 (a
+// dequantised output, then an activation); or q = saturate(round(acc *
+// scale[n] + bias[n]) + zero) as u8 or s8 (QLinearMatMul: scale = sa *
+// sb[n] / sy). Rounding is to nearest even, ONNX's.
 //
 // The products go through vpdpbusd (AVX512-VNNI), which multiplies u8 by
 // s8. A signed A is moved to u8 by flipping its sign bit (a + 128) and a u8
@@ -22,8 +22,8 @@
 //
 // The first two correction terms are constants per column, computed at
 // pack time (the "compensation"); the row sums are computed by the kernel
-// only when some zb'[n] is not 0 (a u8 weight, or a zero point that is not
-// symmetric), with one more vpdpbusd per row against a vector of ones.
+// only when some zb'[n] is not 0 (a weight zero point other than 0 for s8,
+// 128 for u8), with one more vpdpbusd per row against a vector of ones.
 //
 // Packed B layout: panels of 16 columns; panel p holds its K rows in groups
 // of 4 (ceil(K / 4) groups), each group 16 dwords of 4 consecutive k:
@@ -57,6 +57,11 @@ constexpr int64_t kInt8Panel = 16;
 constexpr int64_t kInt8ColumnDataBytes = 256;
 
 enum class Int8GemmOutput { Int32, Float, U8, S8 };
+
+/// Bytes of one element of C.
+inline int outputBytes(Int8GemmOutput o) {
+  return o == Int8GemmOutput::U8 || o == Int8GemmOutput::S8 ? 1 : 4;
+}
 
 struct Int8GemmSpec {
   std::string name = "gemm_int8";
