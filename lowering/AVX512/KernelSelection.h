@@ -45,6 +45,8 @@ TargetLowering selectQdqGemm(mlir::Operation *op, OpLoweringContext &ctx,
                              SelectionState &state);
 TargetLowering selectQuantConv(mlir::Operation *op, OpLoweringContext &ctx,
                                SelectionState &state);
+TargetLowering selectQuantize(mlir::Operation *op, OpLoweringContext &ctx,
+                              SelectionState &state);
 TargetLowering selectDequantize(mlir::Operation *op, OpLoweringContext &ctx,
                                 SelectionState &state);
 TargetLowering selectConv(mlir::Operation *op, OpLoweringContext &ctx,

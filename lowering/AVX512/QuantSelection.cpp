@@ -59,6 +59,10 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
   spec.m = plan.m;
   spec.n = plan.n;
   spec.k = plan.k;
+  spec.lda = plan.lda;
+  spec.aBlockStride = plan.aBlockStride;
+  spec.ldc = plan.ldc;
+  spec.cBlockStride = plan.cBlockStride;
   spec.signedA = plan.signedA;
   spec.rowSums = packed.rowSums;
   spec.output = plan.output;
@@ -82,7 +86,7 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
   auto generate = [&](int64_t n, std::string &symbol) {
     Int8GemmSpec part = spec;
     part.n = n;
-    part.ldc = spec.n;
+    part.ldc = spec.ldc ? spec.ldc : spec.n;
     std::vector<uint8_t> partCode;
     if (generateInt8Gemm(part, partCode).failed())
       return false;
@@ -108,11 +112,14 @@ void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
   }
   int64_t groups = (spec.k + 3) / 4;
   // Bytes per chunk: 4 panels of packed B (64 bytes per k group each), 4
-  // panels of column data, kThreadedColumns of C (and of the residual).
+  // panels of column data, kThreadedColumns of C (and of the residual):
+  // 4 blocks of C in a blocked layout.
+  int64_t cElements =
+      spec.cBlockStride ? 4 * spec.cBlockStride : kThreadedColumns;
   SmallVector<int64_t> strides{0, groups * 4 * 64, 4 * kInt8ColumnDataBytes,
-                               kThreadedColumns * outputBytes(spec.output)};
+                               cElements * outputBytes(spec.output)};
   if (spec.residual)
-    strides.push_back(kThreadedColumns * 4);
+    strides.push_back(cElements * 4);
   emitChunkedKernelCalls(
       ctx, {kernels.whole, kernels.chunk, kernels.tail, kernels.chunks}, fields,
       strides);

@@ -41,6 +41,8 @@ struct Int8GemmPlan {
   /// Per column (N), or empty: added to the int32 accumulators
   /// (QLinearConv's bias).
   std::vector<int32_t> intBias;
+  /// Int8GemmSpec's layout of A and C (0: dense rows).
+  int64_t lda = 0, aBlockStride = 0, ldc = 0, cBlockStride = 0;
   Int8GemmOutput output = Int8GemmOutput::Int32;
   int32_t outputZero = 0; // Int8GemmSpec::outputZero
   /// Float output: graph.fc's Z, laid out like the result; or null.

@@ -4,16 +4,26 @@
 // accumulators) and f32 Conv/fused_conv between DequantizeLinear ops (the
 // QDQ form: f32 out with the bias, residual and activation of fused_conv),
 // with a constant weight, group 1 and constant scales and zero points, on
-// a --cpu with AVX512-VNNI. Per image, the host code gathers the u8/s8
-// input patches into rows (im2col; padding is the input's zero point, the
-// quantised 0), the int8 GEMM kernel (GemmInt8.h) multiplies them by the
-// packed weight into [OH*OW, OC], and the result is transposed into NCHW.
-// The transposes and the gather are plain loops: correct for every stride,
-// pad and dilation, but a pass over memory each; a direct int8 conv on the
-// blocked layout would save them.
+// a --cpu with AVX512-VNNI, run per image as one int8 GEMM (GemmInt8.h):
+// rows are output pixels, K the patch, N the output channels.
+//
+// Layouts: the result is written straight into NCHW16c (the GEMM's column
+// blocks are the channel blocks), as the f32 convs write it, so the next
+// elementwise op, QuantizeLinear (SelectQuantize.cpp) and conv read it
+// there. An input of 16 channels or more is read in NCHW16c too (u8/s8,
+// from a blocked QuantizeLinear or converted): a 1x1 stride-1 conv reads
+// its rows in place (K in blocks of 16, a plane apart), other convs gather
+// the patches into rows of (kh, kw, channel block) 16 bytes at a time. K
+// then counts the padding channels, whose weights are the weight zero
+// point: (a - za) * (zb - zb) adds nothing, whatever the lanes hold. A
+// narrow input (the RGB stem) is gathered from NCHW, K = (c, kh, kw), to
+// spare the padding. Spatial padding is the input's zero point (the
+// quantised 0).
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockedLayout.h"
+#include "Conv.h"
 #include "PackPanels.h"
 #include "QuantSelection.h"
 #include "SelectionUtils.h"
@@ -72,17 +82,51 @@ bool planGeometry(Operation *op, Value x, Value w, Value y, ConvGeometry &g) {
          g.oh == extent(g.h, g.kh, 0) && g.ow == extent(g.w, g.kw, 1);
 }
 
-/// The GEMM of one image: rows are output pixels, K the patch (c, kh, kw),
-/// N the output channels; B[k][oc] = W[oc][k].
+/// Whether the input is read in NCHW16c (else gathered from NCHW).
+bool blockedInput(const ConvGeometry &g) { return g.c >= kConvBlock; }
+
+/// Whether the GEMM reads its rows straight from the blocked input.
+bool inPlaceInput(const ConvGeometry &g) {
+  return blockedInput(g) && g.kh == 1 && g.kw == 1 && g.strides[0] == 1 &&
+         g.strides[1] == 1 &&
+         llvm::all_of(g.pads, [](int64_t p) { return p == 0; });
+}
+
+/// The GEMM of one image, B[k][oc] from W[oc][c][kh][kw]: k = (c, kh, kw)
+/// for an NCHW input, (kh, kw, c padded to 16) for a blocked one, whose
+/// padding rows hold the weight's zero point (plan.zb is set). The result
+/// is blocked: a plane between column blocks.
 void planGemm(const ConvGeometry &g, const std::vector<int32_t> &weight,
               Int8GemmPlan &plan) {
   plan.m = g.oh * g.ow;
-  plan.k = g.c * g.kh * g.kw;
   plan.n = g.oc;
+  plan.ldc = kConvBlock;
+  plan.cBlockStride = plan.m * kConvBlock;
+  const int64_t taps = g.kh * g.kw;
+  auto w = [&](int64_t o, int64_t c, int64_t tap) {
+    return weight[(o * g.c + c) * taps + tap];
+  };
+  if (!blockedInput(g)) {
+    plan.k = g.c * taps;
+    plan.b.resize(plan.k * plan.n);
+    for (int64_t o = 0; o < plan.n; ++o)
+      for (int64_t kk = 0; kk < plan.k; ++kk)
+        plan.b[kk * plan.n + o] = w(o, kk / taps, kk % taps);
+    return;
+  }
+  const int64_t padded = convBlocks(g.c) * kConvBlock;
+  plan.k = taps * padded;
   plan.b.resize(plan.k * plan.n);
-  for (int64_t o = 0; o < plan.n; ++o)
-    for (int64_t kk = 0; kk < plan.k; ++kk)
-      plan.b[kk * plan.n + o] = weight[o * plan.k + kk];
+  for (int64_t o = 0; o < plan.n; ++o) {
+    int32_t zb = plan.zb[plan.zb.size() == 1 ? 0 : o];
+    for (int64_t tap = 0; tap < taps; ++tap)
+      for (int64_t c = 0; c < padded; ++c)
+        plan.b[(tap * padded + c) * plan.n + o] = c < g.c ? w(o, c, tap) : zb;
+  }
+  if (inPlaceInput(g)) {
+    plan.lda = kConvBlock;
+    plan.aBlockStride = g.h * g.w * kConvBlock;
+  }
 }
 
 /// One value, or one per output channel.
@@ -190,41 +234,85 @@ bool planQdqConv(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
   return fusedActivationOf(op, plan.epilogue);
 }
 
+/// The input row (axis 0) or column (1) of output `out` at tap `tap`, and
+/// whether it is inside the image.
+struct InputAt {
+  Value at, inside;
+};
+InputAt inputAt(OpBuilder &b, Location loc, const ConvGeometry &g, Value out,
+                Value tap, int axis, int64_t size) {
+  auto idx = [&](int64_t v) { return indexConst(b, loc, v); };
+  Value at = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, out, idx(g.strides[axis])),
+      b.create<arith::MulIOp>(loc, tap, idx(g.dilations[axis])));
+  at = b.create<arith::SubIOp>(loc, at, idx(g.pads[axis]));
+  Value ge =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, at, idx(0));
+  Value lt =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, at, idx(size));
+  return {at, b.create<arith::AndIOp>(loc, ge, lt)};
+}
+
+/// `v` clamped into [0, size): an address that is safe to load from.
+Value clampIndex(OpBuilder &b, Location loc, Value v, int64_t size) {
+  return b.create<arith::MaxSIOp>(
+      loc, b.create<arith::MinSIOp>(loc, v, indexConst(b, loc, size - 1)),
+      indexConst(b, loc, 0));
+}
+
+/// col[p][((kh * KW + kw) * CB + cb) * 16 + l] = x[n][cb][ih][iw][l], or
+/// `pad` outside: rows of 16-byte runs, which LLVM copies as vectors.
+void emitBlockedIm2col(OpBuilder &b, Location loc, const ConvGeometry &g,
+                       Value x, Value n, Value col, Value pad) {
+  auto idx = [&](OpBuilder &lb, int64_t v) { return indexConst(lb, loc, v); };
+  const int64_t blocks = convBlocks(g.c);
+  forLoop(b, loc, g.oh * g.ow, [&](OpBuilder &b, Value p) {
+    Value oh = b.create<arith::DivUIOp>(loc, p, idx(b, g.ow));
+    Value ow = b.create<arith::RemUIOp>(loc, p, idx(b, g.ow));
+    forLoop(b, loc, g.kh, [&](OpBuilder &b, Value kh) {
+      InputAt ih = inputAt(b, loc, g, oh, kh, 0, g.h);
+      forLoop(b, loc, g.kw, [&](OpBuilder &b, Value kw) {
+        InputAt iw = inputAt(b, loc, g, ow, kw, 1, g.w);
+        Value in = b.create<arith::AndIOp>(loc, ih.inside, iw.inside);
+        Value h = clampIndex(b, loc, ih.at, g.h);
+        Value w = clampIndex(b, loc, iw.at, g.w);
+        Value tap = b.create<arith::AddIOp>(
+            loc, b.create<arith::MulIOp>(loc, kh, idx(b, g.kw)), kw);
+        Value base =
+            b.create<arith::MulIOp>(loc, tap, idx(b, blocks * kConvBlock));
+        forLoop(b, loc, blocks, [&](OpBuilder &b, Value cb) {
+          Value run = b.create<arith::AddIOp>(
+              loc, base, b.create<arith::MulIOp>(loc, cb, idx(b, kConvBlock)));
+          forLoop(b, loc, kConvBlock, [&](OpBuilder &b, Value l) {
+            Value v =
+                b.create<memref::LoadOp>(loc, x, ValueRange{n, cb, h, w, l});
+            b.create<memref::StoreOp>(
+                loc, b.create<arith::SelectOp>(loc, in, v, pad), col,
+                ValueRange{p, b.create<arith::AddIOp>(loc, run, l)});
+          });
+        });
+      });
+    });
+  });
+}
+
 /// col[p][(ci * KH + kh) * KW + kw] = x[n][ci][ih][iw], or `pad` outside.
 void emitIm2col(OpBuilder &b, Location loc, const ConvGeometry &g, Value x,
                 Value n, Value col, Value pad) {
   auto idx = [&](OpBuilder &lb, int64_t v) { return indexConst(lb, loc, v); };
-  // The input row (axis 0) or column (1) of output `out` at tap `tap`.
-  auto inputAt = [&](OpBuilder &b, Value out, Value tap, int axis) {
-    Value at = b.create<arith::AddIOp>(
-        loc, b.create<arith::MulIOp>(loc, out, idx(b, g.strides[axis])),
-        b.create<arith::MulIOp>(loc, tap, idx(b, g.dilations[axis])));
-    return b.create<arith::SubIOp>(loc, at, idx(b, g.pads[axis]));
-  };
   forLoop(b, loc, g.oh * g.ow, [&](OpBuilder &b, Value p) {
     Value oh = b.create<arith::DivUIOp>(loc, p, idx(b, g.ow));
     Value ow = b.create<arith::RemUIOp>(loc, p, idx(b, g.ow));
     forLoop(b, loc, g.c, [&](OpBuilder &b, Value ci) {
       forLoop(b, loc, g.kh, [&](OpBuilder &b, Value kh) {
-        Value ih = inputAt(b, oh, kh, 0);
+        InputAt ih = inputAt(b, loc, g, oh, kh, 0, g.h);
         forLoop(b, loc, g.kw, [&](OpBuilder &b, Value kw) {
-          Value iw = inputAt(b, ow, kw, 1);
-          auto inside = [&](Value v, int64_t size) {
-            Value ge = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge,
-                                               v, idx(b, 0));
-            Value lt = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
-                                               v, idx(b, size));
-            return b.create<arith::AndIOp>(loc, ge, lt);
-          };
-          auto clamp = [&](Value v, int64_t size) {
-            return b.create<arith::MaxSIOp>(
-                loc, b.create<arith::MinSIOp>(loc, v, idx(b, size - 1)),
-                idx(b, 0));
-          };
-          Value in =
-              b.create<arith::AndIOp>(loc, inside(ih, g.h), inside(iw, g.w));
+          InputAt iw = inputAt(b, loc, g, ow, kw, 1, g.w);
+          Value in = b.create<arith::AndIOp>(loc, ih.inside, iw.inside);
           Value v = b.create<memref::LoadOp>(
-              loc, x, ValueRange{n, ci, clamp(ih, g.h), clamp(iw, g.w)});
+              loc, x,
+              ValueRange{n, ci, clampIndex(b, loc, ih.at, g.h),
+                         clampIndex(b, loc, iw.at, g.w)});
           Value k = b.create<arith::AddIOp>(
               loc,
               b.create<arith::MulIOp>(
@@ -242,21 +330,14 @@ void emitIm2col(OpBuilder &b, Location loc, const ConvGeometry &g, Value x,
   });
 }
 
-/// dst[n][o][p] = src[p][o] (toImage), or dst[p][o] = src[n][o][p].
-void emitTranspose(OpBuilder &b, Location loc, int64_t channels, int64_t pixels,
-                   Value image, Value n, Value rows, bool toImage) {
-  forLoop(b, loc, channels, [&](OpBuilder &b, Value o) {
-    forLoop(b, loc, pixels, [&](OpBuilder &b, Value p) {
-      if (toImage)
-        b.create<memref::StoreOp>(
-            loc, b.create<memref::LoadOp>(loc, rows, ValueRange{p, o}), image,
-            ValueRange{n, o, p});
-      else
-        b.create<memref::StoreOp>(
-            loc, b.create<memref::LoadOp>(loc, image, ValueRange{n, o, p}),
-            rows, ValueRange{p, o});
-    });
-  });
+/// `address` + i * `bytes`, as an i64 address.
+Value offsetAddress(OpBuilder &b, Location loc, Value address, Value i,
+                    int64_t bytes) {
+  Value i64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), i);
+  return b.create<arith::AddIOp>(
+      loc, address,
+      b.create<arith::MulIOp>(loc, i64,
+                              b.create<arith::ConstantIntOp>(loc, bytes, 64)));
 }
 
 } // namespace
@@ -285,22 +366,28 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   OpBuilder &b = ctx.builder();
   Location loc = ctx.loc();
   Value y = op->getResult(0);
-  Type i8 = b.getIntegerType(8);
-  auto outType = cast<MemRefType>(ctx.buffer(y).getType()).getElementType();
-  int64_t pixels = g.oh * g.ow;
-  Value col = ctx.scratch(MemRefType::get({pixels, plan.k}, i8));
-  Value rows = ctx.scratch(MemRefType::get({pixels, g.oc}, outType));
-  Value residualRows =
-      residual ? ctx.scratch(MemRefType::get({pixels, g.oc}, b.getF32Type()))
-               : Value();
-  Value x = ctx.buffer(plan.a);
-  Value image = view(b, loc, ctx.buffer(y), {g.n, g.oc, pixels});
-  Value residualImage =
-      residual ? view(b, loc, ctx.buffer(residual), {g.n, g.oc, pixels})
-               : Value();
+  const int64_t pixels = g.oh * g.ow;
+  const int64_t inputBlocks = convBlocks(g.c);
+  // The int8 input: blocked (in place, or gathered into `col`) or NCHW.
+  Value x =
+      blockedInput(g) ? blockedOperand(plan.a, ctx, state) : ctx.buffer(plan.a);
+  Value col =
+      inPlaceInput(g)
+          ? Value()
+          : ctx.scratch(MemRefType::get({pixels, plan.k}, b.getIntegerType(8)));
+  auto outElement =
+      outputBytes(plan.output) == 1
+          ? Type(b.getIntegerType(8))
+          : (plan.output == Int8GemmOutput::Int32 ? Type(b.getI32Type())
+                                                  : Type(b.getF32Type()));
+  Value out =
+      ctx.allocate(blockedType(MemRefType::get(shapeOf(y), outElement)), y);
+  const int64_t outImage = convBlocks(g.oc) * pixels * kConvBlock;
+  Value xAddress = ctx.address(x), outAddress = ctx.address(out);
+  Value colAddress = col ? ctx.address(col) : Value();
+  Value residualAddress =
+      residual ? ctx.address(blockedOperand(residual, ctx, state)) : Value();
   Value pad = b.create<arith::ConstantIntOp>(loc, plan.za, 8);
-  Value colAddress = ctx.address(col), rowsAddress = ctx.address(rows);
-  Value residualAddress = residual ? ctx.address(residualRows) : Value();
   // Built first and filled after: the kernel calls need the loop to be in
   // the function already.
   auto loop =
@@ -309,12 +396,20 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
   Value n = loop.getInductionVar();
-  emitIm2col(b, loc, g, x, n, col, pad);
-  if (residual)
-    emitTranspose(b, loc, g.oc, pixels, residualImage, n, residualRows,
-                  /*toImage=*/false);
-  callInt8Gemm(ctx, kernels, colAddress, rowsAddress, residualAddress);
-  emitTranspose(b, loc, g.oc, pixels, image, n, rows, /*toImage=*/true);
+  Value a = colAddress;
+  if (!col)
+    a = offsetAddress(b, loc, xAddress, n,
+                      inputBlocks * g.h * g.w * kConvBlock);
+  else if (blockedInput(g))
+    emitBlockedIm2col(b, loc, g, x, n, col, pad);
+  else
+    emitIm2col(b, loc, g, x, n, col, pad);
+  callInt8Gemm(
+      ctx, kernels, a,
+      offsetAddress(b, loc, outAddress, n, outImage * outputBytes(plan.output)),
+      residual ? offsetAddress(b, loc, residualAddress, n, outImage * 4)
+               : Value());
+  setBlockedResult(y, out, ctx, state);
   return TargetLowering::Lowered;
 }
 

@@ -37,6 +37,7 @@ constexpr int kGroup = 4; // k per vpdpbusd lane
 constexpr int kPanelGroupBytes = kInt8Panel * kGroup;
 constexpr uint32_t kSignBits = 0x80808080u;
 constexpr uint32_t kOnes = 0x01010101u;
+constexpr int64_t kBlockK = 16; // k per block of a blocked A
 
 int64_t groupsOf(int64_t k) { return (k + kGroup - 1) / kGroup; }
 
@@ -45,8 +46,18 @@ Status validate(const Int8GemmSpec &spec, int64_t lda, int64_t ldc) {
   MLCC_CHECK(spec.m >= 0 && spec.n >= 0 && spec.k >= 0, name,
              ": int8 gemm sizes M=", spec.m, " N=", spec.n, " K=", spec.k,
              " must not be negative");
-  MLCC_CHECK(lda >= spec.k, name, ": lda ", lda, " is smaller than K ", spec.k);
-  MLCC_CHECK(ldc >= spec.n, name, ": ldc ", ldc, " is smaller than N ", spec.n);
+  const int64_t rowK = spec.aBlockStride ? kBlockK : spec.k;
+  const int64_t rowN = spec.cBlockStride ? kInt8Panel : spec.n;
+  MLCC_CHECK(lda >= rowK, name, ": lda ", lda, " is smaller than ", rowK);
+  MLCC_CHECK(ldc >= rowN, name, ": ldc ", ldc, " is smaller than ", rowN);
+  MLCC_CHECK(!spec.aBlockStride ||
+                 (spec.k % kBlockK == 0 && spec.aBlockStride >= kBlockK &&
+                  spec.aBlockStride <= kMaxBytes / spec.k),
+             name, ": blocked A needs K (", spec.k,
+             ") a multiple of 16 and a block stride of 16 to 2 GiB / K bytes");
+  MLCC_CHECK(spec.cBlockStride >= 0 &&
+                 spec.cBlockStride <= kMaxBytes / 4 / kNumZmm,
+             name, ": C block stride ", spec.cBlockStride, " is too large");
   MLCC_CHECK(spec.m == 0 || lda <= kMaxBytes / spec.m, name, ": A of ", spec.m,
              " rows of ", lda, " bytes is too large (2 GiB at most)");
   MLCC_CHECK(spec.m == 0 || ldc <= kMaxBytes / 4 / spec.m, name, ": C of ",
@@ -107,6 +118,9 @@ private:
   /// One k group at `g` groups past the K pointers; `tailBytes` (1-3) for
   /// the last group of a K that is not a multiple of 4, else 0.
   void groupStep(int rows, int vectors, int64_t g, int tailBytes);
+  /// The k loop of a blocked A: 16 k per block, then a jump of
+  /// spec_.aBlockStride.
+  void blockedK(int rows, int vectors);
   void broadcastA(const Xbyak::Zmm &a, int row, int64_t g, int tailBytes);
   void epilogue(int rows, int vectors, bool masked);
   void store(int rows, int vectors, bool masked);
@@ -116,6 +130,11 @@ private:
   }
   Xbyak::Zmm rowSum(int rows, int vectors, int i) const {
     return Xbyak::Zmm(rows * vectors + vectors + 2 + i);
+  }
+  /// Bytes from one 16-column block of C to the next, for elements of
+  /// `elementBytes`.
+  int64_t columnBlockBytes(int elementBytes) const {
+    return (spec_.cBlockStride ? spec_.cBlockStride : kF32Lanes) * elementBytes;
   }
   Xbyak::Address columnData(int j, int field) {
     return ptr[regColData_ +
@@ -191,7 +210,7 @@ void Int8GemmKernel::epilogue(int rows, int vectors, bool masked) {
         // The masked lanes of the N tail are not read (faults suppressed).
         Xbyak::Address r =
             ptr[regCRow_ + regResidualDelta_ +
-                static_cast<int>((i * ldc_ + j * kF32Lanes) * 4)];
+                static_cast<int>(i * ldc_ * 4 + j * columnBlockBytes(4))];
         if (masked && j == vectors - 1)
           vaddps(z | kTail_, z, r);
         else
@@ -224,9 +243,14 @@ void Int8GemmKernel::store(int rows, int vectors, bool masked) {
     for (int j = 0; j < vectors; ++j) {
       Xbyak::Zmm z = acc(i, j, vectors);
       Xbyak::Address c =
-          ptr[regCRow_ +
-              static_cast<int>((i * ldc_ + j * kF32Lanes) * elementBytes)];
+          ptr[regCRow_ + static_cast<int>(i * ldc_ * elementBytes +
+                                          j * columnBlockBytes(elementBytes))];
       bool tail = masked && j == vectors - 1;
+      if (tail && spec_.cBlockStride) {
+        // A blocked C's padding lanes are stored too, as 0.
+        vmovdqa32(z | kTail_ | T_z, z);
+        tail = false;
+      }
       switch (spec_.output) {
       case Int8GemmOutput::U8:
         tail ? vpmovusdb(c | kTail_, z) : vpmovusdb(c, z);
@@ -257,6 +281,12 @@ void Int8GemmKernel::microkernel(int rows, int vectors, bool masked) {
     mov(regAK_, regARow_);
     mov(regBK_, regBCol_);
   }
+  if (spec_.aBlockStride) {
+    blockedK(rows, vectors);
+    epilogue(rows, vectors, masked);
+    store(rows, vectors, masked);
+    return;
+  }
   // Two groups per iteration: amortises the pointer updates and the branch.
   constexpr int64_t kUnroll = 2;
   const int64_t iters = wholeGroups / kUnroll;
@@ -285,6 +315,26 @@ void Int8GemmKernel::microkernel(int rows, int vectors, bool masked) {
     groupStep(rows, vectors, rest, tailBytes);
   epilogue(rows, vectors, masked);
   store(rows, vectors, masked);
+}
+
+void Int8GemmKernel::blockedK(int rows, int vectors) {
+  const int64_t blocks = spec_.k / kBlockK;
+  if (blocks == 0)
+    return;
+  Xbyak::Label loop;
+  if (blocks > 1) {
+    mov(regKIter_, blocks);
+    alignCode(32, /*withNops=*/true);
+    L(loop);
+  }
+  for (int64_t g = 0; g < kBlockK / kGroup; ++g)
+    groupStep(rows, vectors, g, 0);
+  if (blocks > 1) {
+    add(regAK_, static_cast<int>(spec_.aBlockStride));
+    add(regBK_, static_cast<int>(kBlockK / kGroup * kZmmBytes));
+    dec(regKIter_);
+    jnz(loop, T_NEAR);
+  }
 }
 
 void Int8GemmKernel::rowBlocks(int vectors, bool masked) {
@@ -325,7 +375,7 @@ void Int8GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {
   }
   rowBlocks(vectors, masked);
   add(regBCol_, static_cast<int>(vectors * groups_ * kZmmBytes));
-  add(regCCol_, static_cast<int>(vectors * kF32Lanes * cBytes));
+  add(regCCol_, static_cast<int>(vectors * columnBlockBytes(cBytes)));
   add(regColData_, static_cast<int>(vectors * kInt8ColumnDataBytes));
   if (count > 1) {
     dec(regColIter_);

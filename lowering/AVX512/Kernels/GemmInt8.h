@@ -68,6 +68,15 @@ struct Int8GemmSpec {
   int64_t m = 0, n = 0, k = 0;
   /// Elements between rows of A and of C; 0 means dense (k, n).
   int64_t lda = 0, ldc = 0;
+  /// Bytes between the 16-k blocks of an A row, for A read in place from a
+  /// channel-blocked image (NCHW16c: a pixel's 16 channels are contiguous,
+  /// the next 16 a plane further; lda is then 16); 0: A rows are dense. K
+  /// must be a multiple of 16.
+  int64_t aBlockStride = 0;
+  /// Elements between the 16-column blocks of C and of the residual, for C
+  /// written straight into NCHW16c (ldc 16, a plane per block); 0: rows of
+  /// C are contiguous. The lanes past N of the last block are written as 0.
+  int64_t cBlockStride = 0;
   bool signedA = false;
   /// Some zb' is not 0: the kernel subtracts zb'[n] * rowsum(a')[m].
   bool rowSums = false;

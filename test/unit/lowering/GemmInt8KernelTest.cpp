@@ -49,6 +49,10 @@ struct Case {
   Int8GemmOutput output;
   bool residual = false; // Float output: + R (M x N) after the bias
   int32_t outputZero = 0; // U8/S8 output: added after rounding
+  /// A, C and R in the channel-blocked layout of the int8 convs: A as
+  /// [K/16][M][16] (aBlockStride), C and R as [ceil(N/16)][M][16]
+  /// (cBlockStride), whose padding lanes must come out 0.
+  bool blocked = false;
 };
 
 struct Data {
@@ -93,7 +97,8 @@ int64_t accumulator(const Case &c, const Data &d, int64_t i, int64_t j) {
 void check(const Case &c, uint32_t seed) {
   INFO("M=" << c.m << " N=" << c.n << " K=" << c.k << " signedA=" << c.signedA
             << " unsignedB=" << c.unsignedB << " za=" << c.za
-            << " zb[0]=" << c.zb[0] << " output=" << int(c.output));
+            << " zb[0]=" << c.zb[0] << " output=" << int(c.output)
+            << " blocked=" << c.blocked);
   Data d = randomData(c, seed);
   PackedInt8B packed = packInt8B(d.b.data(), c.k, c.n, c.unsignedB, c.zb, c.za,
                                  c.signedA, d.scale, d.bias);
@@ -106,18 +111,41 @@ void check(const Case &c, uint32_t seed) {
   spec.output = c.output;
   spec.residual = c.residual;
   spec.outputZero = c.outputZero;
+  const int64_t blocks = (c.n + 15) / 16;
+  if (c.blocked) {
+    spec.lda = spec.ldc = 16;
+    spec.aBlockStride = c.m * 16;
+    spec.cBlockStride = c.m * 16;
+  }
   std::vector<uint8_t> code = generateCode(generateInt8Gemm, spec);
   ExecutableBuffer exec(code);
   REQUIRE(exec.ok());
 
+  // Where element (i, j) of C (and R) is.
+  auto cAt = [&](int64_t i, int64_t j) {
+    return size_t(c.blocked ? ((j / 16) * c.m + i) * 16 + j % 16 : i * c.n + j);
+  };
   std::vector<uint8_t> aBytes(d.a.begin(), d.a.end());
+  if (c.blocked)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t kk = 0; kk < c.k; ++kk)
+        aBytes[((kk / 16) * c.m + i) * 16 + kk % 16] =
+            uint8_t(d.a[i * c.k + kk]);
+  std::vector<float> residual = d.residual;
+  if (c.blocked && c.residual) {
+    residual.assign(size_t(blocks * c.m * 16), 0.0f);
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j)
+        residual[cAt(i, j)] = d.residual[i * c.n + j];
+  }
   GuardedArray<uint8_t> ga(aBytes);
   GuardedArray<int8_t> gb(packed.panels);
   GuardedArray<uint8_t> gcol(packed.columnData);
   bool bytes = c.output == Int8GemmOutput::U8 || c.output == Int8GemmOutput::S8;
-  size_t cBytes = size_t(c.m * c.n) * (bytes ? 1 : 4);
+  size_t elements = size_t(c.blocked ? blocks * c.m * 16 : c.m * c.n);
+  size_t cBytes = elements * (bytes ? 1 : 4);
   GuardedArray<uint8_t> gc(std::vector<uint8_t>(cBytes, 0xA5));
-  GuardedArray<float> gr(d.residual);
+  GuardedArray<float> gr(residual);
   REQUIRE((ga.ok() && gb.ok() && gcol.ok() && gc.ok() && gr.ok()));
   mlcc_int8_gemm_args args{ga.data(), gb.data(), gcol.data(), gc.data(),
                            c.residual ? gr.data() : nullptr};
@@ -128,7 +156,7 @@ void check(const Case &c, uint32_t seed) {
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j) {
       int64_t acc = accumulator(c, d, i, j);
-      size_t at = size_t(i * c.n + j);
+      size_t at = cAt(i, j);
       bool ok = true;
       if (c.output == Int8GemmOutput::Int32) {
         int32_t got;
@@ -137,7 +165,7 @@ void check(const Case &c, uint32_t seed) {
       } else {
         float x = float(acc) * d.scale[j] + d.bias[j];
         if (c.residual)
-          x += d.residual[at];
+          x += d.residual[i * c.n + j];
         if (c.output == Int8GemmOutput::Float) {
           float got;
           std::memcpy(&got, &out[at * 4], 4);
@@ -156,6 +184,12 @@ void check(const Case &c, uint32_t seed) {
       if (!ok && ++mismatches <= 5)
         UNSCOPED_INFO("mismatch at (" << i << ", " << j << ")");
     }
+  // A blocked C's padding lanes: every byte 0.
+  for (int64_t i = 0; c.blocked && i < c.m; ++i)
+    for (int64_t j = c.n; j < blocks * 16; ++j)
+      for (size_t byte = 0; byte < (bytes ? 1 : 4); ++byte)
+        if (out[cAt(i, j) * (bytes ? 1 : 4) + byte] != 0 && ++mismatches <= 5)
+          UNSCOPED_INFO("padding lane (" << i << ", " << j << ") is not 0");
   CHECK(mismatches == 0);
 }
 
@@ -206,6 +240,51 @@ TEST_CASE("int8 gemm: requantised and dequantised outputs", "[avx512][int8]") {
     }
 }
 
+TEST_CASE("int8 gemm: channel-blocked A and C", "[avx512][int8]") {
+  skipWithoutVnni();
+  uint32_t seed = 300;
+  for (int64_t m : {1, 5, 6, 13})
+    for (int64_t n : {7, 16, 20, 70})
+      for (int64_t k : {16, 48}) {
+        check({m,
+               n,
+               k,
+               false,
+               false,
+               3,
+               {0},
+               Int8GemmOutput::Int32,
+               false,
+               0,
+               true},
+              seed++);
+        check({m,
+               n,
+               k,
+               false,
+               true,
+               128,
+               {133},
+               Int8GemmOutput::U8,
+               false,
+               9,
+               true},
+              seed++);
+        check({m,
+               n,
+               k,
+               true,
+               false,
+               -5,
+               {0},
+               Int8GemmOutput::Float,
+               true,
+               0,
+               true},
+              seed++);
+      }
+}
+
 TEST_CASE("int8 gemm: bad specs are errors", "[avx512][int8]") {
   Int8GemmSpec spec;
   spec.name = "q";
@@ -220,4 +299,11 @@ TEST_CASE("int8 gemm: bad specs are errors", "[avx512][int8]") {
   spec.epilogue.push_back(EltwiseOp{});
   CHECK(generateInt8Gemm(spec, code).message() ==
         "q: a residual and epilogue ops need a float output");
+  spec.epilogue.clear();
+  spec.k = 20;
+  spec.lda = 16;
+  spec.aBlockStride = 64;
+  CHECK(generateInt8Gemm(spec, code)
+            .message()
+            .find("q: blocked A needs K (20) a multiple of 16") == 0);
 }

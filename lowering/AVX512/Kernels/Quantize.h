@@ -1,0 +1,42 @@
+//===- Quantize.h - AVX-512 QuantizeLinear kernels --------------*- C++ -*-===//
+//
+// q[i] = saturate(round(x[i] / scale) + zero) from f32 to u8 or s8, per
+// tensor: the reference's arithmetic (an f32 division, round to nearest
+// even), 16 lanes at a time. The layout does not matter, so the same
+// kernel quantises a plain tensor or a channel-blocked one (NCHW16c in,
+// NCHW16c u8/s8 out, the int8 convs' input).
+//
+// Signature: void kernel(const mlcc_eltwise_args *args), reading src[0],
+// dst (KernelABI.h); the count is baked in.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_LOWERING_AVX512_KERNELS_QUANTIZE_H
+#define MLCC_LOWERING_AVX512_KERNELS_QUANTIZE_H
+
+#include "mlcc/Reference/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlcc::avx512 {
+
+struct QuantizeSpec {
+  std::string name = "quantize";
+  int64_t n = 0;
+  float scale = 1.0f;
+  /// Of the output's type: 0..255 for u8, -128..127 for s8.
+  int32_t zero = 0;
+  bool signedOutput = false;
+};
+
+/// Fails, naming spec.name, for a negative count, a count whose bytes do
+/// not fit in 31 bits, a scale that is 0 or not finite, or a zero point
+/// outside the output's range.
+ref::Status generateQuantize(const QuantizeSpec &spec,
+                             std::vector<uint8_t> &code);
+
+} // namespace mlcc::avx512
+
+#endif // MLCC_LOWERING_AVX512_KERNELS_QUANTIZE_H

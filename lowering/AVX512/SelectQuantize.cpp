@@ -1,0 +1,72 @@
+//===- SelectQuantize.cpp - QuantizeLinear -> an AVX-512 kernel -----------===//
+//
+// A per-tensor graph.quantize (constant scale and zero point) from f32 to
+// u8 or s8 runs as one generated kernel (Kernels/Quantize.h). When its
+// input is held in NCHW16c (a conv's output), it quantises the blocked
+// buffer and its result stays blocked: the int8 convs (SelectQuantConv.cpp)
+// read their input from there, so a conv chain never goes through NCHW.
+// The padding lanes quantise whatever they hold; the int8 convs give them
+// weights equal to the zero point, so they add nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlockedLayout.h"
+#include "KernelABI.h"
+#include "QuantSelection.h"
+#include "Quantize.h"
+#include "SelectionUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+TargetLowering selectQuantize(Operation *op, OpLoweringContext &ctx,
+                              SelectionState &state) {
+  if (op->getName().getStringRef() != "graph.quantize" ||
+      op->getNumOperands() < 2)
+    return TargetLowering::Declined;
+  Value x = op->getOperand(0), result = op->getResult(0);
+  QuantizeSpec spec;
+  std::vector<int32_t> zero{0};
+  if (!isF32Tensor(x) || !isInt8Tensor(result) ||
+      !constantScalar(ctx, op->getOperand(1), spec.scale) ||
+      (op->getNumOperands() > 2 &&
+       !constantInts(ctx, op->getOperand(2), zero)) ||
+      zero.size() != 1)
+    return TargetLowering::Declined;
+  spec.name = nodeName(op);
+  spec.zero = zero[0];
+  spec.signedOutput = !isUnsignedTensor(result);
+
+  auto held = state.blocked.find(x);
+  bool blocked = held != state.blocked.end();
+  Value src = blocked ? held->second : ctx.buffer(x);
+  Value dst;
+  if (blocked) {
+    auto plain =
+        MemRefType::get(shapeOf(result), ctx.builder().getIntegerType(8));
+    dst = ctx.allocate(blockedType(plain), result);
+  } else {
+    dst = ctx.buffer(result);
+  }
+  spec.n = cast<MemRefType>(src.getType()).getNumElements();
+  std::vector<uint8_t> code;
+  if (ref::Status s = generateQuantize(spec, code); s.failed())
+    return failed(op, s);
+  std::string symbol = ctx.addKernel(spec.name + "_quantize", std::move(code));
+  // mlcc_eltwise_args: src[4], dst, n.
+  OpBuilder &b = ctx.builder();
+  Value zero64 = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  SmallVector<Value> fields(MLCC_ELTWISE_MAX_SRC, zero64);
+  fields[0] = ctx.address(src);
+  fields.push_back(ctx.address(dst));
+  fields.push_back(b.create<arith::ConstantIntOp>(ctx.loc(), spec.n, 64));
+  ctx.callKernel(symbol, fields);
+  if (blocked)
+    setBlockedResult(result, dst, ctx, state);
+  return TargetLowering::Lowered;
+}
+
+} // namespace mlcc::avx512

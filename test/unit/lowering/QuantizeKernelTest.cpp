@@ -1,0 +1,106 @@
+//===- QuantizeKernelTest.cpp - Tests of the QuantizeLinear kernels -------===//
+//
+// Generates quantize kernels and compares every element with the
+// definition computed here: saturate(nearbyint(x / scale) + zero), the f32
+// division and rounding to nearest even of the reference. Inputs include
+// values on the .5 rounding boundaries, values far outside the output's
+// range, and counts around the 16-lane vector and the 4-vector unroll.
+// Source and destination end at an unmapped page: a kernel that touches a
+// lane past the count faults.
+//
+// On a CPU without AVX-512 each test exits with 77, which CTest reports as
+// skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutableBuffer.h"
+#include "KernelABI.h"
+#include "KernelTestSupport.h"
+#include "Quantize.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using namespace mlcc;
+using namespace mlcc::avx512;
+using namespace mlcc::test;
+
+namespace {
+
+void skipWithoutAvx512() {
+  if (!__builtin_cpu_supports("avx512f")) {
+    std::printf("SKIPPED: this CPU lacks avx512f\n");
+    std::exit(77);
+  }
+}
+
+void check(int64_t n, float scale, int32_t zero, bool signedOutput,
+           uint32_t seed) {
+  INFO("n=" << n << " scale=" << scale << " zero=" << zero
+            << " signed=" << signedOutput);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> wide(-400 * scale, 400 * scale);
+  std::uniform_int_distribution<int> half(-300, 300);
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i)
+    // Every third value is an exact multiple of scale / 2: a tie.
+    x[i] = i % 3 == 0 ? (half(rng) + 0.5f) * scale : wide(rng);
+  QuantizeSpec spec;
+  spec.n = n;
+  spec.scale = scale;
+  spec.zero = zero;
+  spec.signedOutput = signedOutput;
+  std::vector<uint8_t> code = generateCode(generateQuantize, spec);
+  ExecutableBuffer exec(code);
+  REQUIRE(exec.ok());
+  GuardedArray<float> src(x);
+  GuardedArray<uint8_t> dst(std::vector<uint8_t>(n, 0xA5));
+  REQUIRE((src.ok() && dst.ok()));
+  mlcc_eltwise_args args{{src.data()}, dst.data(), n};
+  exec.function<mlcc_eltwise_kernel_fn>()(&args);
+  std::vector<uint8_t> out = dst.values();
+  const float lo = signedOutput ? -128 : 0, hi = signedOutput ? 127 : 255;
+  int mismatches = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float q = std::nearbyint(x[i] / scale) + float(zero);
+    int32_t want = int32_t(std::min(hi, std::max(lo, q)));
+    int32_t got = signedOutput ? int32_t(int8_t(out[i])) : int32_t(out[i]);
+    if (got != want && ++mismatches <= 5)
+      UNSCOPED_INFO("x[" << i << "] = " << x[i] << ": got " << got << ", want "
+                         << want);
+  }
+  CHECK(mismatches == 0);
+}
+
+} // namespace
+
+TEST_CASE("quantize: u8 and s8 over every tail", "[avx512][quantize]") {
+  skipWithoutAvx512();
+  uint32_t seed = 1;
+  for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 100, 1000}) {
+    check(n, 0.05f, 128, false, seed++);
+    check(n, 0.013f, 0, false, seed++);
+    check(n, 0.2f, 0, true, seed++);
+    check(n, 0.007f, -20, true, seed++);
+  }
+}
+
+TEST_CASE("quantize: bad specs are errors", "[avx512][quantize]") {
+  QuantizeSpec spec;
+  spec.name = "q";
+  spec.n = 4;
+  spec.scale = 0.0f;
+  std::vector<uint8_t> code;
+  CHECK(generateQuantize(spec, code).message() ==
+        "q: quantize scale 0 must be finite and not 0");
+  spec.scale = 1.0f;
+  spec.zero = 300;
+  CHECK(generateQuantize(spec, code).message() ==
+        "q: zero point 300 is outside 0..255");
+}
