@@ -22,6 +22,8 @@ using ref::Tensor;
 namespace {
 
 constexpr int kHistogramBins = 2048;
+/// Calibration sets the sensitivity measure runs (the first ones).
+constexpr size_t kSensitivitySets = 8;
 
 /// What the runs showed of one activation.
 struct Observation {
@@ -128,12 +130,44 @@ float histogramQuantile(const std::vector<double> &hist, float lo, float hi,
   return hi;
 }
 
+/// The range [t * min, t * max] (widened to hold 0, as the quantiser
+/// does), t in (0, 1], whose u8 quantisation has the least squared error
+/// over the histogram of x on [min, max]: rounding error (step^2 / 12)
+/// inside, the clipped distance outside.
+graph::ActivationRange leastSquaredErrorRange(const Observation &o) {
+  const std::vector<double> &hist = o.histogram;
+  const double width = (double(o.max) - o.min) / hist.size();
+  graph::ActivationRange best{o.min, o.max};
+  double bestError = INFINITY;
+  constexpr int kSteps = 200;
+  for (int i = 1; i <= kSteps; ++i) {
+    double t = double(i) / kSteps;
+    double lo = std::min(t * o.min, 0.0), hi = std::max(t * o.max, 0.0);
+    double step = (hi - lo) / 255.0, rounding = step * step / 12.0;
+    double error = 0;
+    for (size_t b = 0; b < hist.size(); ++b) {
+      if (hist[b] == 0)
+        continue;
+      double x = o.min + (b + 0.5) * width;
+      double d = x < lo ? lo - x : x > hi ? x - hi : 0.0;
+      error += hist[b] * (d > 0 ? d * d : rounding);
+    }
+    if (error < bestError) {
+      bestError = error;
+      best = {static_cast<float>(t * o.min), static_cast<float>(t * o.max)};
+    }
+  }
+  return best;
+}
+
 graph::ActivationRange chooseRange(const Observation &o,
                                    const CalibrationOptions &options) {
   graph::ActivationRange r{o.min, o.max};
   if (!std::isfinite(o.min) || options.method == CalibrationMethod::MinMax ||
       o.histogram.empty())
     return r;
+  if (options.method == CalibrationMethod::Mse)
+    return leastSquaredErrorRange(o);
   if (options.method == CalibrationMethod::Percentile) {
     double keep = options.percentile / 100.0;
     r.min = o.min < 0 ? histogramQuantile(o.histogram, o.min, o.max, 1 - keep)
@@ -178,6 +212,69 @@ void printProgress(size_t done, size_t total) {
   std::fflush(stderr);
 }
 
+/// `module` compiled for avx512 with `extra` returned after its results.
+Status compileProbe(ModuleOp probe, func::FuncOp probeFunc,
+                    ArrayRef<Value> extra,
+                    std::unique_ptr<CompiledModelRunner> &runner) {
+  returnObserved(probeFunc, extra);
+  lowering::CompileModelOptions compileOptions;
+  compileOptions.name = "mlcc_calibration";
+  if (Status s = CompiledModelRunner::compileAndLoad(
+          probe, "avx512", compileOptions, nullptr, runner);
+      s.failed())
+    return Status::error("--quantize: compiling the fp32 model for "
+                         "calibration: ",
+                         s.message());
+  return Status::success();
+}
+
+/// Each quantisable op's own error: the relative RMS difference between
+/// its f32 output and a copy's with its activation and weight quantised
+/// (graph::insertQuantizedCopies), over `sets`.
+Status
+measureSensitivity(ModuleOp module, func::FuncOp func,
+                   const llvm::DenseMap<Value, graph::ActivationRange> &ranges,
+                   const std::vector<std::string> &sets,
+                   llvm::DenseMap<Operation *, double> &errors) {
+  IRMapping mapping;
+  OwningOpRef<ModuleOp> probe(cast<ModuleOp>(module->clone(mapping)));
+  llvm::DenseMap<Value, graph::ActivationRange> probeRanges;
+  for (auto &[v, r] : ranges)
+    probeRanges[mapping.lookup(v)] = r;
+  llvm::DenseMap<Operation *, Operation *> original;
+  for (auto &[from, to] : mapping.getOperationMap())
+    original[to] = from;
+  func::FuncOp probeFunc = mainFunction(*probe);
+  unsigned first = probeFunc.getNumResults();
+  auto pairs = graph::insertQuantizedCopies(probeFunc, probeRanges);
+  SmallVector<Value> extra;
+  for (auto &[f32, quantized] : pairs) {
+    extra.push_back(f32);
+    extra.push_back(quantized);
+  }
+  std::unique_ptr<CompiledModelRunner> runner;
+  MLCC_RETURN_IF_ERROR(compileProbe(*probe, probeFunc, extra, runner));
+  std::vector<double> diff(pairs.size(), 0.0), norm(pairs.size(), 0.0);
+  for (const std::string &set : sets) {
+    std::vector<Tensor> inputs, outputs;
+    MLCC_RETURN_IF_ERROR(readInputs(func, set, inputs));
+    if (Status st = runner->run(inputs, outputs); st.failed())
+      return Status::error("--calibrate: set '", set, "': ", st.message());
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const Tensor &y = outputs[first + 2 * i], &q = outputs[first + 2 * i + 1];
+      const float *a = y.data<float>(), *b = q.data<float>();
+      for (int64_t j = 0; j < y.numel(); ++j) {
+        diff[i] += (double(a[j]) - b[j]) * (double(a[j]) - b[j]);
+        norm[i] += double(a[j]) * a[j];
+      }
+    }
+  }
+  for (size_t i = 0; i < pairs.size(); ++i)
+    errors[original.lookup(pairs[i].first.getDefiningOp())] =
+        norm[i] > 0 ? std::sqrt(diff[i] / norm[i]) : 0.0;
+  return Status::success();
+}
+
 } // namespace
 
 bool parseCalibrationMethod(const std::string &name, CalibrationMethod &out) {
@@ -187,6 +284,8 @@ bool parseCalibrationMethod(const std::string &name, CalibrationMethod &out) {
     out = CalibrationMethod::Entropy;
   else if (name == "percentile")
     out = CalibrationMethod::Percentile;
+  else if (name == "mse")
+    out = CalibrationMethod::Mse;
   else
     return false;
   return true;
@@ -212,16 +311,8 @@ Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
     probeValues.push_back(mapping.lookup(v));
   func::FuncOp probeFunc = mainFunction(*probe);
   unsigned firstObserved = probeFunc.getNumResults();
-  returnObserved(probeFunc, probeValues);
-  lowering::CompileModelOptions compileOptions;
-  compileOptions.name = "mlcc_calibration";
   std::unique_ptr<CompiledModelRunner> runner;
-  if (Status s = CompiledModelRunner::compileAndLoad(
-          *probe, "avx512", compileOptions, nullptr, runner);
-      s.failed())
-    return Status::error("--quantize: compiling the fp32 model for "
-                         "calibration: ",
-                         s.message());
+  MLCC_RETURN_IF_ERROR(compileProbe(*probe, probeFunc, probeValues, runner));
 
   std::vector<Observation> seen(observed.size());
   bool histograms = options.method != CalibrationMethod::MinMax;
@@ -249,7 +340,16 @@ Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
   for (size_t i = 0; i < observed.size(); ++i)
     if (std::isfinite(seen[i].min))
       ranges[observed[i]] = chooseRange(seen[i], options);
-  report = graph::insertQuantDequant(func, ranges);
+  llvm::DenseMap<Operation *, double> errors;
+  if (options.maxLayerError < INFINITY) {
+    std::vector<std::string> some(
+        sets.begin(),
+        sets.begin() + std::min<size_t>(sets.size(), kSensitivitySets));
+    MLCC_RETURN_IF_ERROR(
+        measureSensitivity(module, func, ranges, some, errors));
+  }
+  report =
+      graph::insertQuantDequant(func, ranges, errors, options.maxLayerError);
   return Status::success();
 }
 

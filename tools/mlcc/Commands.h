@@ -26,6 +26,7 @@ struct ModelOptions {
   std::string calibrate;
   std::string calibration = "minmax";
   int calibrationSamples = 0;
+  double maxLayerError = 0.05; // CalibrationOptions::maxLayerError
 };
 
 struct CompileOptions {

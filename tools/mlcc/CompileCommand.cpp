@@ -33,10 +33,11 @@ static bool quantize(ModuleOp module, const ModelOptions &options) {
   CalibrationOptions calibration;
   calibration.dir = options.calibrate;
   calibration.maxSamples = options.calibrationSamples;
+  calibration.maxLayerError = options.maxLayerError;
   if (options.quantize != "int8" || options.calibrate.empty() ||
       !parseCalibrationMethod(options.calibration, calibration.method)) {
     printErrors({"--quantize int8 needs --calibrate DIR (and --calibration "
-                 "minmax, entropy or percentile)"});
+                 "minmax, entropy, percentile or mse)"});
     return false;
   }
   graph::QuantizationReport report;

@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+
 #include "Targets.h"
+#include <cstdlib>
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
@@ -44,9 +46,23 @@ static void addModelOptions(CLI::App *cmd, ModelOptions &o) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--calibration", o.calibration,
                   "How activation ranges are chosen: minmax, entropy "
-                  "(TensorRT's KL threshold) or percentile (99.999%)")
+                  "(TensorRT's KL threshold), percentile (99.999%) or mse "
+                  "(the clipping with the least squared error)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"minmax", "entropy", "percentile"}));
+      ->check(CLI::IsMember({"minmax", "entropy", "percentile", "mse"}));
+  cmd->add_option("--max-layer-error", o.maxLayerError,
+                  "A layer whose own int8 error (relative RMS of its output "
+                  "with only it quantised, on the first 8 calibration sets) "
+                  "is above this stays f32; inf skips the measure")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string &text) {
+            char *end = nullptr;
+            double v = std::strtod(text.c_str(), &end);
+            return *end == 0 && v > 0 ? std::string()
+                                      : "must be a number above 0, or inf";
+          },
+          "POSITIVE|inf"));
   cmd->add_option("--calibration-samples", o.calibrationSamples,
                   "Calibration sets to use, in name order (0: all)")
       ->capture_default_str();

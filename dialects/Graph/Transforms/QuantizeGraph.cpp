@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 
@@ -140,9 +141,32 @@ std::vector<Value> quantizableActivations(func::FuncOp func) {
   return values;
 }
 
-QuantizationReport
-insertQuantDequant(func::FuncOp func,
-                   const llvm::DenseMap<Value, ActivationRange> &ranges) {
+std::vector<std::pair<Value, Value>>
+insertQuantizedCopies(func::FuncOp func,
+                      const llvm::DenseMap<Value, ActivationRange> &ranges) {
+  std::vector<std::pair<Value, Value>> pairs;
+  for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+    Value x = quantizableActivation(&op);
+    auto range = x ? ranges.find(x) : ranges.end();
+    if (range == ranges.end())
+      continue;
+    OpBuilder b(op.getContext());
+    b.setInsertionPointAfter(&op);
+    Value w = quantizeWeight(b, op.getLoc(), op.getOperand(1), outputAxis(&op));
+    if (!w)
+      continue;
+    Value dx = quantizeActivation(b, op.getLoc(), x, range->second);
+    Operation *copy = b.clone(op);
+    copy->setOperand(0, dx);
+    copy->setOperand(1, w);
+    pairs.emplace_back(op.getResult(0), copy->getResult(0));
+  }
+  return pairs;
+}
+
+QuantizationReport insertQuantDequant(
+    func::FuncOp func, const llvm::DenseMap<Value, ActivationRange> &ranges,
+    const llvm::DenseMap<Operation *, double> &errors, double maxError) {
   QuantizationReport report;
   // One Q/DQ pair per activation, shared by the layers that read it.
   llvm::DenseMap<Value, Value> dequantized;
@@ -159,6 +183,20 @@ insertQuantDequant(func::FuncOp func,
     auto range = ranges.find(x);
     if (range == ranges.end()) {
       report.kept.push_back(describe(&op) + ": its input was not calibrated");
+      continue;
+    }
+    auto measured = errors.find(&op);
+    std::string error;
+    if (measured != errors.end()) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.4f", measured->second);
+      error = text;
+    }
+    if (measured != errors.end() && !(measured->second <= maxError)) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g", maxError);
+      report.kept.push_back(describe(&op) + ": its int8 error " + error +
+                            " is above " + limit + " (--max-layer-error)");
       continue;
     }
     OpBuilder b(&op);
@@ -178,7 +216,8 @@ insertQuantDequant(func::FuncOp func,
     op.setOperand(1, w);
     if (oldWeight->use_empty())
       oldWeight->erase();
-    report.quantized.push_back(describe(&op));
+    report.quantized.push_back(describe(&op) +
+                               (error.empty() ? "" : ": error " + error));
   }
   return report;
 }

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -48,11 +49,24 @@ struct QuantizationReport {
   std::vector<std::string> kept;
 };
 
-/// Quantises every op whose activation has a range in `ranges`; the f32
+/// For the sensitivity measure: after every op insertQuantDequant would
+/// quantise, a copy of it whose activation and weight are quantised (read
+/// from the f32 network, so the copy shows that op's own error only).
+/// Returns (op result, copy result) pairs, in op order.
+std::vector<std::pair<mlir::Value, mlir::Value>> insertQuantizedCopies(
+    mlir::func::FuncOp func,
+    const llvm::DenseMap<mlir::Value, ActivationRange> &ranges);
+
+/// Quantises every op whose activation has a range in `ranges`, except
+/// those whose own error (`errors`: the relative RMS difference of the
+/// op's output when only it is quantised, measured with the copies above)
+/// is above `maxError`: they stay f32, and the report says why. The f32
 /// weights it replaces are left for dead-code elimination.
 QuantizationReport
 insertQuantDequant(mlir::func::FuncOp func,
-                   const llvm::DenseMap<mlir::Value, ActivationRange> &ranges);
+                   const llvm::DenseMap<mlir::Value, ActivationRange> &ranges,
+                   const llvm::DenseMap<mlir::Operation *, double> &errors = {},
+                   double maxError = INFINITY);
 
 } // namespace mlcc::graph
 

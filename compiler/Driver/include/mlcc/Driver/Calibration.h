@@ -6,7 +6,11 @@
 // as an extra output, run in this process on each calibration set, and the
 // activations' ranges (min/max, or from histograms: entropy as TensorRT
 // chooses the threshold, percentile) decide their u8 scales;
-// graph::insertQuantDequant then puts the layers in QDQ form.
+// graph::insertQuantDequant then puts the layers in QDQ form. A second
+// probe measures each layer's own int8 error (its output with only its
+// activation and weight quantised, against f32): a layer above
+// --max-layer-error stays f32 (an activation with far outliers, a layer
+// of few inputs), and --stats shows every layer's figure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,14 +23,15 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 namespace mlcc {
 
-enum class CalibrationMethod { MinMax, Entropy, Percentile };
+enum class CalibrationMethod { MinMax, Entropy, Percentile, Mse };
 
-/// "minmax", "entropy", "percentile"; false for another name.
+/// "minmax", "entropy", "percentile", "mse"; false for another name.
 bool parseCalibrationMethod(const std::string &name, CalibrationMethod &out);
 
 struct CalibrationOptions {
@@ -40,6 +45,10 @@ struct CalibrationOptions {
   double percentile = 99.999;
   /// A progress line on stderr while the sets run.
   bool progress = true;
+  /// An op whose own int8 error (the relative RMS difference of its
+  /// output with only it quantised, on the first calibration sets) is
+  /// above this stays f32; INFINITY skips the measure.
+  double maxLayerError = 0.05;
 };
 
 /// Calibrates `module`'s main function on options.dir and quantises it in
