@@ -4,8 +4,10 @@ fp32 and in int8 with each calibration method, on its 500 test images.
   digits_accuracy.py MLCC DIGITS_DIR [--cpu CPU]
 
 Prints one line per precision. Fails (exit 1) when mlcc's fp32 accuracy is
-not torch's (within 0.2 points: the same logits up to rounding), or when
-the best int8 calibration is more than 0.5 points below fp32.
+not torch's (within 0.2 points: the same logits up to rounding), when the
+best int8 calibration is more than 0.5 points below fp32, or when the QDQ
+model `mlcc quantize` writes (minmax) does not score what the int8 object
+compiled from the original does: it is the same decision.
 """
 import argparse
 import os
@@ -32,11 +34,11 @@ def read(path):
 test_root = os.path.join(args.dir, "test")
 sets = sorted(os.listdir(test_root))
 
-def accuracy(extra):
+def accuracy(extra, model=os.path.join(args.dir, "model.onnx")):
     """One compile, every test set (mlcc run over a folder of sets)."""
     correct = total = 0
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([args.mlcc, "run", os.path.join(args.dir, "model.onnx"),
+        subprocess.run([args.mlcc, "run", model,
                         "--target", "avx512", "--cpu", args.cpu,
                         "--dim", "batch=100", "--data", test_root,
                         "--save", tmp] + extra,
@@ -56,13 +58,25 @@ print("digits top-1 on 500 test images (--cpu %s):" % args.cpu)
 print("  torch fp32     %.1f%%" % torch_acc)
 print("  mlcc fp32      %.1f%%" % fp32)
 int8 = {}
-for method in ["minmax", "entropy", "percentile"]:
+for method in ["minmax", "entropy", "percentile", "mse"]:
     int8[method] = accuracy(["--quantize", "int8", "--calibrate",
                              os.path.join(args.dir, "calibration"),
                              "--calibration", method])
     print("  mlcc int8 %-10s %.1f%%" % (method, int8[method]))
+with tempfile.TemporaryDirectory() as tmp:
+    qdq = os.path.join(tmp, "model.qdq.onnx")
+    subprocess.run([args.mlcc, "quantize", os.path.join(args.dir, "model.onnx"),
+                    "--dim", "batch=100", "--calibrate",
+                    os.path.join(args.dir, "calibration"), "-o", qdq],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from_qdq = accuracy([], model=qdq)
+print("  mlcc on its QDQ model (mlcc quantize, minmax) %.1f%%" % from_qdq)
 best = max(int8, key=int8.get)
 ok = True
+if from_qdq != int8["minmax"]:
+    print("FAIL: the QDQ model scores %.1f%%, the int8 object %.1f%%"
+          % (from_qdq, int8["minmax"]))
+    ok = False
 if abs(fp32 - torch_acc) > 0.2:
     print("FAIL: mlcc fp32 differs from torch by more than 0.2 points")
     ok = False

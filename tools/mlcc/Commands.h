@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+namespace mlcc::graph {
+struct QuantizationReport;
+} // namespace mlcc::graph
+
 namespace mlcc::cli {
 
 /// Options every subcommand that reads a model shares.
@@ -71,6 +75,11 @@ struct BenchOptions {
   std::string cpu;           // as TargetOptions::cpu
 };
 
+struct QuantizeOptions {
+  ModelOptions model;
+  std::string output;
+};
+
 struct InspectOptions {
   ModelOptions model;
   /// Also compile for `target` and report its arena plan.
@@ -82,11 +91,14 @@ int runCompile(const CompileOptions &options);
 int runRun(const RunOptions &options);
 int runInspect(const InspectOptions &options);
 int runBench(const BenchOptions &options);
+int runQuantize(const QuantizeOptions &options);
 
-/// Loads the model and runs the chosen pipeline; prints errors to stderr.
-/// Null on failure.
-mlir::OwningOpRef<mlir::ModuleOp> loadAndSimplify(mlir::MLIRContext &ctx,
-                                                  const ModelOptions &options);
+/// Loads the model and runs the chosen pipeline (then --quantize, whose
+/// report goes to `report` when given); prints errors to stderr. Null on
+/// failure.
+mlir::OwningOpRef<mlir::ModuleOp>
+loadAndSimplify(mlir::MLIRContext &ctx, const ModelOptions &options,
+                graph::QuantizationReport *report = nullptr);
 
 /// The C identifier a model gets by default: its file's stem.
 std::string defaultModelName(const std::string &modelPath);

@@ -29,7 +29,8 @@ void printErrors(const std::vector<std::string> &errors) {
 }
 
 // --quantize int8: calibrate, then the QDQ form (mlcc/Driver/Calibration.h).
-static bool quantize(ModuleOp module, const ModelOptions &options) {
+static bool quantize(ModuleOp module, const ModelOptions &options,
+                     graph::QuantizationReport &report) {
   CalibrationOptions calibration;
   calibration.dir = options.calibrate;
   calibration.maxSamples = options.calibrationSamples;
@@ -40,7 +41,6 @@ static bool quantize(ModuleOp module, const ModelOptions &options) {
                  "minmax, entropy, percentile or mse)"});
     return false;
   }
-  graph::QuantizationReport report;
   if (ref::Status s = quantizeInt8(module, calibration, report); s.failed()) {
     printErrors({s.message()});
     return false;
@@ -57,7 +57,8 @@ static bool quantize(ModuleOp module, const ModelOptions &options) {
 }
 
 OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
-                                      const ModelOptions &options) {
+                                      const ModelOptions &options,
+                                      graph::QuantizationReport *report) {
   ImportOptions import;
   for (const std::string &d : options.dims) {
     size_t eq = d.find('=');
@@ -101,7 +102,9 @@ OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
     printErrors(errors);
     return nullptr;
   }
-  if (!options.quantize.empty() && !quantize(*module, options))
+  graph::QuantizationReport local;
+  if (!options.quantize.empty() &&
+      !quantize(*module, options, report ? *report : local))
     return nullptr;
   return module;
 }

@@ -225,7 +225,18 @@ int main(int argc, char **argv) {
       ->capture_default_str()
       ->check(CLI::IsMember(targets));
 
+  QuantizeOptions quantize;
+  CLI::App *quantizeCmd = app.add_subcommand(
+      "quantize", "Calibrate a model (--calibrate DIR) and write its int8 "
+                  "decision as a QDQ ONNX model that other runtimes run");
+  addModelOptions(quantizeCmd, quantize.model);
+  quantizeCmd
+      ->add_option("-o,--output", quantize.output, "The QDQ model to write")
+      ->required();
+
   CLI11_PARSE(app, argc, argv);
+  if (quantizeCmd->parsed())
+    return runQuantize(quantize);
   if (compileCmd->parsed())
     return runCompile(compile);
   if (runCmd->parsed())

@@ -59,18 +59,14 @@ Value constant(OpBuilder &b, Location loc, const ref::Tensor &t) {
   return b.create<ConstantOp>(loc, elementsAttrFromTensor(b.getContext(), t));
 }
 
-/// x -> DequantizeLinear(QuantizeLinear(x)) with u8 over `range` (widened
-/// to hold 0, so that zero padding and ReLU's zeros are exact).
+/// x -> DequantizeLinear(QuantizeLinear(x)) with u8 over `range`.
 Value quantizeActivation(OpBuilder &b, Location loc, Value x,
                          ActivationRange range) {
-  float lo = std::min(range.min, 0.0f), hi = std::max(range.max, 0.0f);
-  float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
-  float zero = std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+  ActivationQuantization a = activationQuantization(range);
   Value s = constant(
-      b, loc, ref::Tensor::fromVector<float>(ref::DType::F32, {}, {scale}));
-  Value z = constant(b, loc,
-                     ref::Tensor::fromVector<uint8_t>(
-                         ref::DType::U8, {}, {static_cast<uint8_t>(zero)}));
+      b, loc, ref::Tensor::fromVector<float>(ref::DType::F32, {}, {a.scale}));
+  Value z = constant(
+      b, loc, ref::Tensor::fromVector<uint8_t>(ref::DType::U8, {}, {a.zero}));
   auto type = cast<RankedTensorType>(x.getType());
   auto qType = RankedTensorType::get(type.getShape(),
                                      b.getIntegerType(8, /*isSigned=*/false));
@@ -85,25 +81,12 @@ Value quantizeWeight(OpBuilder &b, Location loc, Value w, int64_t axis) {
   if (tensorFromElementsAttr(w.getDefiningOp<ConstantOp>().getValue(), t)
           .failed())
     return {};
-  const ref::Shape &shape = t.shape();
-  int64_t channels = shape[axis], inner = 1;
-  for (size_t i = axis + 1; i < shape.size(); ++i)
-    inner *= shape[i];
-  std::vector<float> scale(channels, 0.0f);
-  const float *v = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    int64_t c = (i / inner) % channels;
-    scale[c] = std::max(scale[c], std::fabs(v[i]));
-  }
-  for (float &s : scale)
-    s = s > 0 ? s / 127.0f : 1.0f;
-  std::vector<int8_t> q(t.numel());
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    float r = std::nearbyint(v[i] / scale[(i / inner) % channels]);
-    q[i] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
-  }
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+  quantizeWeightPerChannel(t, axis, q, scale);
+  int64_t channels = static_cast<int64_t>(scale.size());
   Value qv = constant(
-      b, loc, ref::Tensor::fromVector<int8_t>(ref::DType::I8, shape, q));
+      b, loc, ref::Tensor::fromVector<int8_t>(ref::DType::I8, t.shape(), q));
   Value s = constant(
       b, loc,
       ref::Tensor::fromVector<float>(ref::DType::F32, {channels}, scale));
@@ -115,7 +98,43 @@ Value quantizeWeight(OpBuilder &b, Location loc, Value w, int64_t axis) {
                                       b.getI64IntegerAttr(axis));
 }
 
+std::string nameOf(Operation *op) {
+  auto loc = dyn_cast<NameLoc>(op->getLoc());
+  return loc ? loc.getName().str() : std::string();
+}
+
 } // namespace
+
+ActivationQuantization activationQuantization(ActivationRange range) {
+  float lo = std::min(range.min, 0.0f), hi = std::max(range.max, 0.0f);
+  ActivationQuantization a;
+  a.scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
+  a.zero = static_cast<uint8_t>(
+      std::clamp(std::nearbyint(-lo / a.scale), 0.0f, 255.0f));
+  return a;
+}
+
+void quantizeWeightPerChannel(const ref::Tensor &t, int64_t axis,
+                              std::vector<int8_t> &q,
+                              std::vector<float> &scale) {
+  const ref::Shape &shape = t.shape();
+  int64_t channels = shape[axis], inner = 1;
+  for (size_t i = axis + 1; i < shape.size(); ++i)
+    inner *= shape[i];
+  scale.assign(channels, 0.0f);
+  const float *v = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    int64_t c = (i / inner) % channels;
+    scale[c] = std::max(scale[c], std::fabs(v[i]));
+  }
+  for (float &s : scale)
+    s = s > 0 ? s / 127.0f : 1.0f;
+  q.resize(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    float r = std::nearbyint(v[i] / scale[(i / inner) % channels]);
+    q[i] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
+  }
+}
 
 Value quantizableActivation(Operation *op) {
   if (!isa<func::FuncOp>(op->getParentOp()) ||
@@ -218,6 +237,8 @@ QuantizationReport insertQuantDequant(
       oldWeight->erase();
     report.quantized.push_back(describe(&op) +
                                (error.empty() ? "" : ": error " + error));
+    report.layers.push_back(
+        {nameOf(&op), activationQuantization(range->second), outputAxis(&op)});
   }
   return report;
 }

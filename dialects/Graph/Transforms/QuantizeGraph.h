@@ -20,6 +20,8 @@
 #ifndef MLCC_GRAPH_TRANSFORMS_QUANTIZEGRAPH_H
 #define MLCC_GRAPH_TRANSFORMS_QUANTIZEGRAPH_H
 
+#include "mlcc/Reference/Tensor.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -42,9 +44,36 @@ mlir::Value quantizableActivation(mlir::Operation *op);
 /// Every such activation in `func`, in op order, each once.
 std::vector<mlir::Value> quantizableActivations(mlir::func::FuncOp func);
 
-/// What insertQuantDequant did, for `--stats`.
+/// u8 scale and zero point for an activation's range, widened to hold 0
+/// (so that zero padding and ReLU's zeros are exact).
+struct ActivationQuantization {
+  float scale = 1;
+  uint8_t zero = 0;
+};
+ActivationQuantization activationQuantization(ActivationRange range);
+
+/// `w` (f32) as s8, symmetric per slice of `axis`: scale[c] = max |w| / 127
+/// over slice c (1 for an all-zero slice), q = round(w / scale) in
+/// [-127, 127].
+void quantizeWeightPerChannel(const ref::Tensor &w, int64_t axis,
+                              std::vector<int8_t> &q,
+                              std::vector<float> &scale);
+
+/// One layer insertQuantDequant put in QDQ form.
+struct QuantizedLayer {
+  /// The op's name (its NameLoc: the ONNX node, or the last node of a
+  /// fused chain).
+  std::string node;
+  ActivationQuantization activation;
+  /// The weight's axis of output channels (its per-channel scales).
+  int64_t weightAxis = 0;
+};
+
+/// What insertQuantDequant did, for `--stats` and for writing the same
+/// decision as a QDQ ONNX model.
 struct QuantizationReport {
   std::vector<std::string> quantized; // "node 'fc1' (graph.fc)"
+  std::vector<QuantizedLayer> layers; // the same, in the same order
   /// Ops left f32, each with the reason.
   std::vector<std::string> kept;
 };
