@@ -24,11 +24,23 @@ createTarget(llvm::StringRef name, const TargetOptions &options) {
                                    "Linux)");
   if (name != "avx512" && !options.cpu.empty())
     return llvm::createStringError("--cpu is an option of --target avx512");
+  const bool bf16 = options.precision == "bf16";
+  if (!options.precision.empty() && options.precision != "fp32" && !bf16)
+    return llvm::createStringError("--precision must be fp32 or bf16, not '" +
+                                   options.precision + "'");
+  if (name != "avx512" && bf16)
+    return llvm::createStringError(
+        "--precision bf16 is an option of --target avx512");
   if (name == "avx512") {
     llvm::Expected<CpuTarget> cpu = resolveCpu(options.cpu);
     if (!cpu)
       return cpu.takeError();
-    return avx512::createAVX512Target(std::move(*cpu));
+    if (bf16 && !cpu->has(MLCC_CPU_AVX512_BF16))
+      return llvm::createStringError(
+          "--precision bf16 needs a --cpu with avx512_bf16 (cooperlake, "
+          "sapphirerapids, znver4, znver5, or native on such a machine); '" +
+          cpu->name + "' has none");
+    return avx512::createAVX512Target(std::move(*cpu), bf16);
   }
   if (name != "vulkan" &&
       (options.vulkanSubgroupSize || options.vulkanNoFloat64))

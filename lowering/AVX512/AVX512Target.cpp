@@ -13,7 +13,10 @@ namespace {
 
 class AVX512Target : public lowering::Target {
 public:
-  explicit AVX512Target(lowering::CpuTarget cpu) { state.cpu = std::move(cpu); }
+  AVX512Target(lowering::CpuTarget cpu, bool bf16) {
+    state.cpu = std::move(cpu);
+    state.bf16 = bf16;
+  }
   llvm::StringRef name() const override { return "avx512"; }
   // The host code (and the portable lowerings' loops) uses what the
   // kernels may: the --cpu's instructions.
@@ -39,8 +42,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<lowering::Target> createAVX512Target(lowering::CpuTarget cpu) {
-  return std::make_unique<AVX512Target>(std::move(cpu));
+std::unique_ptr<lowering::Target> createAVX512Target(lowering::CpuTarget cpu,
+                                                     bool bf16) {
+  return std::make_unique<AVX512Target>(std::move(cpu), bf16);
 }
 
 } // namespace mlcc::avx512

@@ -15,8 +15,10 @@
 
 namespace mlcc::avx512 {
 
-/// Kernels and host code for `cpu` (lowering::resolveCpu).
-std::unique_ptr<lowering::Target> createAVX512Target(lowering::CpuTarget cpu);
+/// Kernels and host code for `cpu` (lowering::resolveCpu); `bf16` for
+/// --precision bf16 (the cpu has AVX512_BF16).
+std::unique_ptr<lowering::Target> createAVX512Target(lowering::CpuTarget cpu,
+                                                     bool bf16 = false);
 
 } // namespace mlcc::avx512
 

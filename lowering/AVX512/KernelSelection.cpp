@@ -10,10 +10,10 @@ TargetLowering selectKernel(Operation *op, OpLoweringContext &ctx,
                             SelectionState &state) {
   for (auto select :
        {selectDequantize, selectQuantize, selectEltwise, selectQdqGemm,
-        selectGemm, selectQuantGemm, selectQuantConv, selectConv, selectPool,
-        selectNormalization, selectEmbedLayerNorm, selectAttention,
-        selectReduce, selectStencil, selectLrn, selectGather, selectRecurrent,
-        selectResize}) {
+        selectBf16Gemm, selectGemm, selectQuantGemm, selectQuantConv,
+        selectConv, selectPool, selectNormalization, selectEmbedLayerNorm,
+        selectAttention, selectReduce, selectStencil, selectLrn, selectGather,
+        selectRecurrent, selectResize}) {
     TargetLowering result = select(op, ctx, state);
     if (result != TargetLowering::Declined)
       return result;

@@ -23,6 +23,9 @@ using lowering::TargetLowering;
 struct SelectionState {
   /// The --cpu: which instruction sets (VNNI, BF16, AMX) kernels may use.
   lowering::CpuTarget cpu;
+  /// --precision bf16: f32 layers with constant weights compute in bf16
+  /// (f32 accumulation; the --cpu has AVX512_BF16).
+  bool bf16 = false;
   /// Graph values also (or only) held in NCHW16c, and their buffers: conv
   /// chains stay blocked, and elementwise ops on them run blocked too.
   llvm::DenseMap<mlir::Value, mlir::Value> blocked;
@@ -45,6 +48,8 @@ TargetLowering selectQdqGemm(mlir::Operation *op, OpLoweringContext &ctx,
                              SelectionState &state);
 TargetLowering selectQuantConv(mlir::Operation *op, OpLoweringContext &ctx,
                                SelectionState &state);
+TargetLowering selectBf16Gemm(mlir::Operation *op, OpLoweringContext &ctx,
+                              SelectionState &state);
 TargetLowering selectQuantize(mlir::Operation *op, OpLoweringContext &ctx,
                               SelectionState &state);
 TargetLowering selectDequantize(mlir::Operation *op, OpLoweringContext &ctx,

@@ -48,14 +48,64 @@ bool constantInts(OpLoweringContext &ctx, Value v, std::vector<int32_t> &out) {
   return true;
 }
 
+namespace {
+
+/// A constant bias of N values (or one, broadcast), times `beta`.
+bool planBias(OpLoweringContext &ctx, Value bias, float beta,
+              Int8GemmPlan &plan) {
+  if (isa<NoneType>(bias.getType()))
+    return true;
+  std::vector<float> values;
+  if (!isF32Tensor(bias) || !constantFloats(ctx, bias, values) ||
+      (values.size() != 1 && static_cast<int64_t>(values.size()) != plan.n))
+    return false;
+  ArrayRef<int64_t> shape = shapeOf(bias);
+  if (shape.size() == 2 && shape[0] != 1)
+    return false;
+  plan.bias.resize(plan.n);
+  for (int64_t j = 0; j < plan.n; ++j)
+    plan.bias[j] = beta * values[values.size() == 1 ? 0 : j];
+  return true;
+}
+
+} // namespace
+
+bool planGemmEpilogue(Operation *op, OpLoweringContext &ctx,
+                      Int8GemmPlan &plan) {
+  StringRef name = op->getName().stripDialect();
+  if (name == "gemm") {
+    float alpha = floatAttr(op, "alpha", 1.0f);
+    if (plan.scale.empty() && alpha != 1.0f)
+      plan.scale.assign(plan.n, 1.0f);
+    for (float &s : plan.scale)
+      s *= alpha;
+    return planBias(ctx, op->getOperand(2), floatAttr(op, "beta", 1.0f), plan);
+  }
+  if (name != "fc")
+    return true;
+  Value z = op->getOperand(3);
+  if (!planBias(ctx, op->getOperand(2), 1.0f, plan) ||
+      !fusedActivationOf(op, plan.epilogue) ||
+      (!isa<NoneType>(z.getType()) &&
+       (!isF32Tensor(z) || shapeOf(z) != shapeOf(plan.result))))
+    return false;
+  if (!isa<NoneType>(z.getType()))
+    plan.residual = z;
+  return true;
+}
+
 bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
                      const Int8GemmPlan &plan, bool threaded,
                      Int8GemmKernels &out) {
   PackedInt8B packed =
-      packInt8B(plan.b.data(), plan.k, plan.n, plan.unsignedB, plan.zb, plan.za,
-                plan.signedA, plan.scale, plan.bias, plan.intBias);
+      plan.bf16
+          ? packBf16B(plan.bFloat.data(), plan.k, plan.n, plan.scale, plan.bias)
+          : packInt8B(plan.b.data(), plan.k, plan.n, plan.unsignedB, plan.zb,
+                      plan.za, plan.signedA, plan.scale, plan.bias,
+                      plan.intBias);
   Int8GemmSpec &spec = out.spec;
   spec.name = nodeName(op);
+  spec.bf16 = plan.bf16;
   spec.m = plan.m;
   spec.n = plan.n;
   spec.k = plan.k;
@@ -74,7 +124,8 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
     op->emitError() << s.message();
     return false;
   }
-  out.whole = ctx.addKernel(spec.name + "_int8", std::move(code));
+  const std::string kind = plan.bf16 ? "_bf16" : "_int8";
+  out.whole = ctx.addKernel(spec.name + kind, std::move(code));
   std::vector<uint8_t> panels(packed.panels.begin(), packed.panels.end());
   out.packed = ctx.addData(spec.name + "_packed", std::move(panels));
   out.columns =
@@ -90,7 +141,7 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
     std::vector<uint8_t> partCode;
     if (generateInt8Gemm(part, partCode).failed())
       return false;
-    symbol = ctx.addKernel(spec.name + "_int8_cols", std::move(partCode));
+    symbol = ctx.addKernel(spec.name + kind + "_cols", std::move(partCode));
     return true;
   };
   if (threaded && chunks > 1 && generate(kThreadedColumns, out.chunk) &&
@@ -110,7 +161,8 @@ void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
     ctx.callKernel(kernels.whole, fields);
     return;
   }
-  int64_t groups = (spec.k + 3) / 4;
+  const int64_t perGroup = spec.bf16 ? 2 : 4; // k per 4-byte lane
+  int64_t groups = (spec.k + perGroup - 1) / perGroup;
   // Bytes per chunk: 4 panels of packed B (64 bytes per k group each), 4
   // panels of column data, kThreadedColumns of C (and of the residual):
   // 4 blocks of C in a blocked layout.

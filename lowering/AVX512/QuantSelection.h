@@ -29,6 +29,9 @@ bool constantInts(OpLoweringContext &ctx, mlir::Value v,
 /// A [rows x K] (A's leading dims are rows) x B [K x N] constant, int32
 /// accumulators, then the output's epilogue.
 struct Int8GemmPlan {
+  /// bf16 x bf16 (Int8GemmSpec::bf16): B in bFloat, A a bf16 buffer.
+  bool bf16 = false;
+  std::vector<float> bFloat; // K x N
   mlir::Value a, result;
   bool signedA = false;
   int64_t m = 0, n = 0, k = 0;
@@ -49,6 +52,12 @@ struct Int8GemmPlan {
   mlir::Value residual;
   std::vector<EltwiseOp> epilogue;
 };
+
+/// What a gemm (alpha into plan.scale, beta * its bias) or an fc (bias,
+/// residual, fused activation) adds after the product; plan.n is set.
+/// False when it is not constant or not of the kernels' shapes.
+bool planGemmEpilogue(mlir::Operation *op, OpLoweringContext &ctx,
+                      Int8GemmPlan &plan);
 
 /// A planned GEMM's kernels and data in the object.
 struct Int8GemmKernels {

@@ -67,24 +67,6 @@ bool planWeight(OpLoweringContext &ctx, Value w, bool transB, float sa,
   return true;
 }
 
-/// A constant bias of N values (or one, broadcast), times `beta`.
-bool planBias(OpLoweringContext &ctx, Value bias, float beta,
-              Int8GemmPlan &plan) {
-  if (isa<NoneType>(bias.getType()))
-    return true;
-  std::vector<float> values;
-  if (!isF32Tensor(bias) || !constantFloats(ctx, bias, values) ||
-      (values.size() != 1 && static_cast<int64_t>(values.size()) != plan.n))
-    return false;
-  ArrayRef<int64_t> shape = shapeOf(bias);
-  if (shape.size() == 2 && shape[0] != 1)
-    return false;
-  plan.bias.resize(plan.n);
-  for (int64_t j = 0; j < plan.n; ++j)
-    plan.bias[j] = beta * values[values.size() == 1 ? 0 : j];
-  return true;
-}
-
 } // namespace
 
 TargetLowering selectQdqGemm(Operation *op, OpLoweringContext &ctx,
@@ -103,23 +85,8 @@ TargetLowering selectQdqGemm(Operation *op, OpLoweringContext &ctx,
       !planWeight(ctx, op->getOperand(1), transB, sa, plan) || plan.k == 0 ||
       shapeOf(plan.a).back() != plan.k)
     return TargetLowering::Declined;
-  if (name == "gemm") {
-    float alpha = floatAttr(op, "alpha", 1.0f);
-    for (float &s : plan.scale)
-      s *= alpha;
-    if (!planBias(ctx, op->getOperand(2), floatAttr(op, "beta", 1.0f), plan))
-      return TargetLowering::Declined;
-  }
-  if (name == "fc") {
-    Value z = op->getOperand(3);
-    if (!planBias(ctx, op->getOperand(2), 1.0f, plan) ||
-        !fusedActivationOf(op, plan.epilogue) ||
-        (!isa<NoneType>(z.getType()) &&
-         (!isF32Tensor(z) || shapeOf(z) != shapeOf(plan.result))))
-      return TargetLowering::Declined;
-    if (!isa<NoneType>(z.getType()))
-      plan.residual = z;
-  }
+  if (!planGemmEpilogue(op, ctx, plan))
+    return TargetLowering::Declined;
   plan.m = numElements(plan.a) / plan.k;
   return emitInt8Gemm(op, ctx, plan);
 }

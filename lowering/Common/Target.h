@@ -168,6 +168,10 @@ struct TargetOptions {
   /// avx512: the CPU the object is for (CpuTarget.h); empty for
   /// kDefaultCpu.
   std::string cpu;
+  /// avx512: "fp32" (or empty) or "bf16": layers with constant weights
+  /// compute in bf16 with f32 accumulation (needs a --cpu with
+  /// AVX512_BF16).
+  std::string precision;
 };
 
 /// The host triple of every target but metal.

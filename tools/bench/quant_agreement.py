@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""How close mlcc's int8 model is to its fp32 model, on many inputs.
+"""How close mlcc's int8 (or bf16) model is to its fp32 model, on many inputs.
 
     /usr/bin/python3 tools/bench/quant_agreement.py MODEL_DIR [--sets 200]
         [--calibration-sets 16] [--calibration minmax] [--dim batch=1]
-        [--cpu native] [--noise-floor 0.01]
+        [--cpu native] [--noise-floor 0.01] [--precision bf16]
 
 MODEL_DIR holds model.onnx and test_data_set_0/ (the project's exports).
 Inputs are drawn like test_data_set_0's (floats: normal with its mean and
@@ -13,6 +13,7 @@ the test sets. One `mlcc run` over all sets per precision (one compile each).
 Prints the cosine similarity of the outputs (mean and minimum over sets)
 and, for an output with one row of scores per set, the top-1 agreement.
 
+--precision bf16 compares `--precision bf16` instead of int8.
 --noise-floor F also runs fp32 on each test set with its float inputs
 perturbed by Gaussian noise of F times their standard deviation, and prints
 the same figures for that: how far the model's outputs move under a change
@@ -38,6 +39,7 @@ parser.add_argument("--calibration", default="minmax")
 parser.add_argument("--dim", action="append", default=[])
 parser.add_argument("--cpu", default="native")
 parser.add_argument("--noise-floor", type=float, default=0.0)
+parser.add_argument("--precision", choices=["int8", "bf16"], default="int8")
 parser.add_argument("--mlcc", default=os.path.join(ROOT, "build", "bin", "mlcc"))
 args = parser.parse_args()
 
@@ -112,11 +114,15 @@ with tempfile.TemporaryDirectory() as tmp:
     write_sets(test, args.sets, noisy)
     write_sets(cal, args.calibration_sets)
     run(test, os.path.join(tmp, "fp32"), [])
-    run(test, os.path.join(tmp, "int8"),
-        ["--quantize", "int8", "--calibrate", cal, "--calibration", args.calibration])
-    report("%s int8 (%s, %d calibration sets) vs fp32" %
-           (name, args.calibration, args.calibration_sets),
-           *compare(tmp, test, "fp32", "int8"))
+    if args.precision == "bf16":
+        run(test, os.path.join(tmp, "low"), ["--precision", "bf16"])
+        what = "%s bf16 vs fp32" % name
+    else:
+        run(test, os.path.join(tmp, "low"),
+            ["--quantize", "int8", "--calibrate", cal, "--calibration", args.calibration])
+        what = "%s int8 (%s, %d calibration sets) vs fp32" % (
+            name, args.calibration, args.calibration_sets)
+    report(what, *compare(tmp, test, "fp32", "low"))
     if noisy:
         run(noisy, os.path.join(tmp, "fp32_noisy"), [])
         report("%s fp32 with %g noise on its inputs vs fp32" % (name, args.noise_floor),

@@ -99,6 +99,7 @@ int runBench(const BenchOptions &options) {
   compileOptions.profile = options.perOp;
   compileOptions.targetKernels = !options.portableOnly;
   compileOptions.target.cpu = options.cpu;
+  compileOptions.target.precision = options.precision;
   lowering::CompiledModel compiled;
   ref::Status s =
       compileForTarget(*module, options.target, compileOptions, compiled);

@@ -73,6 +73,7 @@ struct BenchOptions {
   bool perOp = false;
   bool portableOnly = false; // as CompileOptions::portableOnly
   std::string cpu;           // as TargetOptions::cpu
+  std::string precision;     // as TargetOptions::precision
 };
 
 struct QuantizeOptions {

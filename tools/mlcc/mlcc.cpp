@@ -142,6 +142,15 @@ int main(int argc, char **argv) {
       "another CPU LLVM knows; create refuses to run it on a CPU without "
       "them (MLCC_UNSUPPORTED_CPU)";
   compileCmd->add_option("--cpu", compile.targetOptions.cpu, cpuHelp);
+  const char *precisionHelp =
+      "--target avx512: fp32, or bf16: matmul/gemm/fc layers with constant "
+      "weights compute in bf16 with f32 accumulation (vdpbf16ps; needs a "
+      "--cpu with avx512_bf16); inputs and outputs stay f32";
+  const std::vector<std::string> precisions{"fp32", "bf16"};
+  compileCmd
+      ->add_option("--precision", compile.targetOptions.precision,
+                   precisionHelp)
+      ->check(CLI::IsMember(precisions));
   compileCmd->add_option("--weights", compile.weights,
                          "Where the weights go: embedded (read-only data in "
                          "the object) or external (a weights file that "
@@ -182,6 +191,8 @@ int main(int argc, char **argv) {
   runCmd->add_flag("--vulkan-no-float64", run.targetOptions.vulkanNoFloat64,
                    noFloat64Help);
   runCmd->add_option("--cpu", run.targetOptions.cpu, cpuHelp);
+  runCmd->add_option("--precision", run.targetOptions.precision, precisionHelp)
+      ->check(CLI::IsMember(precisions));
   runCmd->add_option("--threads", run.threads,
                      "Threads of the runtime's pool for a compiled target "
                      "(0: one per core)")
@@ -211,6 +222,8 @@ int main(int argc, char **argv) {
                      "Also print each timed run as a JSON line");
   benchCmd->add_flag("--portable-only", bench.portableOnly, portableHelp);
   benchCmd->add_option("--cpu", bench.cpu, cpuHelp);
+  benchCmd->add_option("--precision", bench.precision, precisionHelp)
+      ->check(CLI::IsMember(precisions));
 
   InspectOptions inspect;
   CLI::App *inspectCmd = app.add_subcommand(

@@ -33,13 +33,19 @@ namespace {
 
 constexpr int kNumZmm = 32;
 constexpr int64_t kMaxBytes = int64_t(1) << 31;
-constexpr int kGroup = 4; // k per vpdpbusd lane
-constexpr int kPanelGroupBytes = kInt8Panel * kGroup;
+constexpr int kGroupBytes = 4; // of A per dot-product lane: 4 u8, 2 bf16
+constexpr int kPanelGroupBytes = kInt8Panel * kGroupBytes;
 constexpr uint32_t kSignBits = 0x80808080u;
 constexpr uint32_t kOnes = 0x01010101u;
 constexpr int64_t kBlockK = 16; // k per block of a blocked A
 
-int64_t groupsOf(int64_t k) { return (k + kGroup - 1) / kGroup; }
+/// k per lane of the dot product, and bytes of one element of A.
+int kPerGroup(bool bf16) { return bf16 ? 2 : 4; }
+int aElementBytes(bool bf16) { return bf16 ? 2 : 1; }
+
+int64_t groupsOf(int64_t k, bool bf16) {
+  return (k + kPerGroup(bf16) - 1) / kPerGroup(bf16);
+}
 
 Status validate(const Int8GemmSpec &spec, int64_t lda, int64_t ldc) {
   const std::string &name = spec.name;
@@ -58,18 +64,25 @@ Status validate(const Int8GemmSpec &spec, int64_t lda, int64_t ldc) {
   MLCC_CHECK(spec.cBlockStride >= 0 &&
                  spec.cBlockStride <= kMaxBytes / 4 / kNumZmm,
              name, ": C block stride ", spec.cBlockStride, " is too large");
-  MLCC_CHECK(spec.m == 0 || lda <= kMaxBytes / spec.m, name, ": A of ", spec.m,
-             " rows of ", lda, " bytes is too large (2 GiB at most)");
+  MLCC_CHECK(spec.m == 0 ||
+                 lda * aElementBytes(spec.bf16) <= kMaxBytes / spec.m,
+             name, ": A of ", spec.m, " rows of ", lda,
+             " bytes is too large (2 GiB at most)");
   MLCC_CHECK(spec.m == 0 || ldc <= kMaxBytes / 4 / spec.m, name, ": C of ",
              spec.m, " rows of ", ldc, " elements is too large");
   int64_t panels = (spec.n + kInt8Panel - 1) / kInt8Panel;
-  MLCC_CHECK(panels == 0 ||
-                 groupsOf(spec.k) <= kMaxBytes / (panels * kPanelGroupBytes),
+  MLCC_CHECK(panels == 0 || groupsOf(spec.k, spec.bf16) <=
+                                kMaxBytes / (panels * kPanelGroupBytes),
              name, ": packed B of ", spec.k, " x ", spec.n,
              " is too large (2 GiB at most)");
   MLCC_CHECK((spec.epilogue.empty() && !spec.residual) ||
                  spec.output == Int8GemmOutput::Float,
              name, ": a residual and epilogue ops need a float output");
+  MLCC_CHECK(!spec.bf16 || (spec.output == Int8GemmOutput::Float &&
+                            !spec.signedA && !spec.rowSums),
+             name,
+             ": a bf16 gemm has a float output, no sign flip and no "
+             "row sums");
   for (size_t i = 0; i < spec.epilogue.size(); ++i) {
     const EltwiseOp &op = spec.epilogue[i];
     MLCC_CHECK(!isBinary(op.kind) ||
@@ -85,7 +98,9 @@ public:
   Int8GemmKernel(std::vector<uint8_t> &buffer, const Int8GemmSpec &spec,
                  int64_t lda, int64_t ldc, int rows, int vectors)
       : JitGenerator(buffer), spec_(spec), lda_(lda), ldc_(ldc), rows_(rows),
-        vectors_(vectors), groups_(groupsOf(spec.k)), injector_(*this) {}
+        vectors_(vectors), perGroup_(kPerGroup(spec.bf16)),
+        aBytes_(aElementBytes(spec.bf16)), groups_(groupsOf(spec.k, spec.bf16)),
+        injector_(*this) {}
 
   void generate();
 
@@ -93,6 +108,7 @@ private:
   const Int8GemmSpec &spec_;
   const int64_t lda_, ldc_;
   const int rows_, vectors_;
+  const int perGroup_, aBytes_; // kPerGroup, aElementBytes
   const int64_t groups_;
   EltwiseInjector injector_;
 
@@ -144,7 +160,7 @@ private:
 
 void Int8GemmKernel::broadcastA(const Xbyak::Zmm &a, int row, int64_t g,
                                 int tailBytes) {
-  int offset = static_cast<int>(row * lda_ + g * kGroup);
+  int offset = static_cast<int>(row * lda_ * aBytes_ + g * kGroupBytes);
   if (!tailBytes) {
     vpbroadcastd(a, ptr[regAK_ + offset]);
     if (spec_.signedA)
@@ -178,8 +194,11 @@ void Int8GemmKernel::groupStep(int rows, int vectors, int64_t g,
     Xbyak::Zmm a(free + vectors + i % 2);
     broadcastA(a, i, g, tailBytes);
     for (int j = 0; j < vectors; ++j)
-      vpdpbusd(acc(i, j, vectors), a, Xbyak::Zmm(free + j),
-               Xbyak::EvexEncoding);
+      if (spec_.bf16)
+        vdpbf16ps(acc(i, j, vectors), a, Xbyak::Zmm(free + j));
+      else
+        vpdpbusd(acc(i, j, vectors), a, Xbyak::Zmm(free + j),
+                 Xbyak::EvexEncoding);
     if (spec_.rowSums)
       vpdpbusd(rowSum(rows, vectors, i), a, cstBits(kOnes),
                Xbyak::EvexEncoding);
@@ -189,7 +208,7 @@ void Int8GemmKernel::groupStep(int rows, int vectors, int64_t g,
 void Int8GemmKernel::epilogue(int rows, int vectors, bool masked) {
   // Fields of the column data: 0 comp, 1 scale, 2 bias, 3 zb'.
   Xbyak::Zmm tmp(rows * vectors);
-  for (int i = 0; i < rows; ++i)
+  for (int i = 0; i < rows && !spec_.bf16; ++i)
     for (int j = 0; j < vectors; ++j) {
       Xbyak::Zmm z = acc(i, j, vectors);
       if (spec_.rowSums) {
@@ -203,7 +222,8 @@ void Int8GemmKernel::epilogue(int rows, int vectors, bool masked) {
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < vectors; ++j) {
       Xbyak::Zmm z = acc(i, j, vectors);
-      vcvtdq2ps(z, z);
+      if (!spec_.bf16)
+        vcvtdq2ps(z, z);
       vmulps(z, z, columnData(j, 1));
       vaddps(z, z, columnData(j, 2));
       if (spec_.residual) {
@@ -275,8 +295,8 @@ void Int8GemmKernel::microkernel(int rows, int vectors, bool masked) {
       vpxord(s, s, s);
     }
   }
-  const int tailBytes = static_cast<int>(spec_.k % kGroup);
-  const int64_t wholeGroups = spec_.k / kGroup;
+  const int tailBytes = static_cast<int>(spec_.k % perGroup_) * aBytes_;
+  const int64_t wholeGroups = spec_.k / perGroup_;
   if (groups_ > 0) {
     mov(regAK_, regARow_);
     mov(regBK_, regBCol_);
@@ -301,7 +321,7 @@ void Int8GemmKernel::microkernel(int rows, int vectors, bool masked) {
     for (int64_t u = 0; u < kUnroll; ++u)
       groupStep(rows, vectors, u, 0);
     if (iters > 1 || rest || tailBytes) {
-      add(regAK_, static_cast<int>(kUnroll * kGroup));
+      add(regAK_, static_cast<int>(kUnroll * kGroupBytes));
       add(regBK_, static_cast<int>(kUnroll * kZmmBytes));
     }
     if (iters > 1) {
@@ -327,11 +347,11 @@ void Int8GemmKernel::blockedK(int rows, int vectors) {
     alignCode(32, /*withNops=*/true);
     L(loop);
   }
-  for (int64_t g = 0; g < kBlockK / kGroup; ++g)
+  for (int64_t g = 0; g < kBlockK / perGroup_; ++g)
     groupStep(rows, vectors, g, 0);
   if (blocks > 1) {
     add(regAK_, static_cast<int>(spec_.aBlockStride));
-    add(regBK_, static_cast<int>(kBlockK / kGroup * kZmmBytes));
+    add(regBK_, static_cast<int>(kBlockK / perGroup_ * kZmmBytes));
     dec(regKIter_);
     jnz(loop, T_NEAR);
   }
@@ -352,7 +372,7 @@ void Int8GemmKernel::rowBlocks(int vectors, bool masked) {
     }
     microkernel(rows_, vectors, masked);
     if (full > 1 || tail) {
-      add(regARow_, static_cast<int>(rows_ * lda_));
+      add(regARow_, static_cast<int>(rows_ * lda_ * aBytes_));
       add(regCRow_, static_cast<int>(rows_ * ldc_ * cBytes));
     }
     if (full > 1) {
@@ -452,7 +472,7 @@ PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
                       const std::vector<int32_t> &intBias) {
   PackedInt8B out;
   const int64_t panels = (n + kInt8Panel - 1) / kInt8Panel;
-  const int64_t groups = groupsOf(k);
+  const int64_t groups = groupsOf(k, /*bf16=*/false);
   const int32_t shiftB = bUnsigned ? 128 : 0;
   const int32_t zaShifted = za + (signedA ? 128 : 0);
   out.panels.assign(static_cast<size_t>(panels * groups * kPanelGroupBytes), 0);
@@ -464,8 +484,8 @@ PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
       int32_t v = b[kk * n + col] - shiftB;
       colSum += v;
       out.panels[static_cast<size_t>(
-          ((p * groups + kk / kGroup) * kInt8Panel + j) * kGroup +
-          kk % kGroup)] = static_cast<int8_t>(v);
+          ((p * groups + kk / 4) * kInt8Panel + j) * 4 + kk % 4)] =
+          static_cast<int8_t>(v);
     }
     int32_t zbShifted = zb[zb.size() == 1 ? 0 : col] - shiftB;
     out.rowSums |= zbShifted != 0;
@@ -480,6 +500,40 @@ PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
     std::memcpy(data + 2 * kZmmBytes + j * 4, &c, 4);
     std::memcpy(data + 3 * kZmmBytes + j * 4, &zbShifted, 4);
   }
+  return out;
+}
+
+uint16_t toBf16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: stays a (quiet) NaN
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  // Round to nearest even on the 16 bits dropped.
+  bits += 0x7fffu + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+PackedInt8B packBf16B(const float *b, int64_t k, int64_t n,
+                      const std::vector<float> &scale,
+                      const std::vector<float> &bias) {
+  PackedInt8B out;
+  const int64_t panels = (n + kInt8Panel - 1) / kInt8Panel;
+  const int64_t groups = groupsOf(k, /*bf16=*/true);
+  std::vector<uint16_t> packed(static_cast<size_t>(panels * groups * 32), 0);
+  out.columnData.assign(static_cast<size_t>(panels * kInt8ColumnDataBytes), 0);
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t p = col / kInt8Panel, j = col % kInt8Panel;
+    for (int64_t kk = 0; kk < k; ++kk)
+      packed[static_cast<size_t>(((p * groups + kk / 2) * kInt8Panel + j) * 2 +
+                                 kk % 2)] = toBf16(b[kk * n + col]);
+    float s = scale.empty() ? 1.0f : scale[col];
+    float c = bias.empty() ? 0.0f : bias[col];
+    uint8_t *data = out.columnData.data() + p * kInt8ColumnDataBytes;
+    std::memcpy(data + 1 * kZmmBytes + j * 4, &s, 4);
+    std::memcpy(data + 2 * kZmmBytes + j * 4, &c, 4);
+  }
+  out.panels.resize(packed.size() * 2);
+  std::memcpy(out.panels.data(), packed.data(), out.panels.size());
   return out;
 }
 

@@ -1,4 +1,4 @@
-//===- GemmInt8.h - AVX-512 VNNI int8 GEMM kernels --------------*- C++ -*-===//
+//===- GemmInt8.h - AVX-512 VNNI int8 (and BF16) GEMM kernels ---*- C++ -*-===//
 //
 // Generates kernels for the integer part of a quantised matmul:
 //
@@ -33,6 +33,11 @@
 // (0 past K or N). Column data, 256 bytes per panel: comp int32 x 16, scale
 // f32 x 16, bias f32 x 16, zb' int32 x 16 (0 past N).
 //
+// The same kernel multiplies bf16 (Int8GemmSpec::bf16, AVX512_BF16): A
+// bf16 at run time, B packed by packBf16B in pairs of k (2 per dword lane,
+// the same panel layout with groups of 2), vdpbf16ps into f32
+// accumulators, then the Float epilogue (scale, bias, residual, ops).
+//
 // Signature: void kernel(const mlcc_int8_gemm_args *args) (KernelABI.h).
 //
 //===----------------------------------------------------------------------===//
@@ -65,6 +70,8 @@ inline int outputBytes(Int8GemmOutput o) {
 
 struct Int8GemmSpec {
   std::string name = "gemm_int8";
+  /// bf16 x bf16 with f32 accumulators (vdpbf16ps) instead of u8 x s8.
+  bool bf16 = false;
   int64_t m = 0, n = 0, k = 0;
   /// Elements between rows of A and of C; 0 means dense (k, n).
   int64_t lda = 0, ldc = 0;
@@ -113,6 +120,15 @@ PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
                       const std::vector<float> &scale,
                       const std::vector<float> &bias,
                       const std::vector<int32_t> &intBias = {});
+
+/// f32 -> bf16, rounded to nearest even (as vcvtneps2bf16).
+uint16_t toBf16(float v);
+
+/// B (K x N f32, row major) as bf16 pairs for a bf16 kernel; `scale` and
+/// `bias` as packInt8B's (N values each, or empty).
+PackedInt8B packBf16B(const float *b, int64_t k, int64_t n,
+                      const std::vector<float> &scale,
+                      const std::vector<float> &bias);
 
 } // namespace mlcc::avx512
 

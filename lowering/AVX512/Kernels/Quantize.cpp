@@ -84,7 +84,65 @@ private:
   }
 };
 
+class ToBf16Kernel : public JitGenerator {
+public:
+  ToBf16Kernel(std::vector<uint8_t> &buffer, int64_t n)
+      : JitGenerator(buffer), n_(n) {}
+
+  void generate() {
+    preamble();
+    mov(rsi, ptr[rdi + static_cast<int>(offsetof(mlcc_eltwise_args, src))]);
+    mov(rdx, ptr[rdi + static_cast<int>(offsetof(mlcc_eltwise_args, dst))]);
+    const int64_t vectors = n_ / kF32Lanes;
+    const int64_t iters = vectors / kUnroll;
+    if (iters > 0) {
+      Xbyak::Label loop;
+      mov(rcx, iters);
+      L(loop);
+      for (int u = 0; u < kUnroll; ++u)
+        vector(u, u, false);
+      add(rsi, kUnroll * kZmmBytes);
+      add(rdx, kUnroll * kZmmBytes / 2);
+      dec(rcx);
+      jnz(loop, T_NEAR);
+    }
+    for (int64_t v = iters * kUnroll; v < vectors; ++v)
+      vector(0, v - iters * kUnroll, false);
+    if (int rem = static_cast<int>(n_ % kF32Lanes)) {
+      mov(eax, (1u << rem) - 1);
+      kmovw(k1, eax);
+      vector(0, vectors - iters * kUnroll, true);
+    }
+    postamble();
+  }
+
+private:
+  const int64_t n_;
+
+  void vector(int reg, int64_t at, bool masked) {
+    Xbyak::Zmm z(reg);
+    Xbyak::Ymm y(reg);
+    Xbyak::Address src = ptr[rsi + static_cast<int>(at * kZmmBytes)];
+    Xbyak::Address dst = ptr[rdx + static_cast<int>(at * kZmmBytes / 2)];
+    masked ? vmovups(z | k1 | T_z, src) : vmovups(z, src);
+    vcvtneps2bf16(y, z, Xbyak::EvexEncoding);
+    masked ? vmovdqu16(dst | k1, y) : vmovdqu16(dst, y);
+  }
+};
+
 } // namespace
+
+ref::Status generateToBf16(const std::string &name, int64_t n,
+                           std::vector<uint8_t> &code) {
+  code.clear();
+  MLCC_CHECK(n >= 0 && n <= kMaxBytes / 4, name, ": bf16 conversion of ", n,
+             " elements: 0 to 2^29 supported");
+  return generateInGrowingBuffer([&](std::vector<uint8_t> &buffer) {
+    ToBf16Kernel kernel(buffer, n);
+    kernel.generate();
+    return kernel.finish(name, code);
+  });
+}
 
 ref::Status generateQuantize(const QuantizeSpec &spec,
                              std::vector<uint8_t> &code) {

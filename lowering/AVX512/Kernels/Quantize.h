@@ -1,10 +1,13 @@
-//===- Quantize.h - AVX-512 QuantizeLinear kernels --------------*- C++ -*-===//
+//===- Quantize.h - AVX-512 QuantizeLinear and bf16 kernels -----*- C++ -*-===//
 //
 // q[i] = saturate(round(x[i] / scale) + zero) from f32 to u8 or s8, per
 // tensor: the reference's arithmetic (an f32 division, round to nearest
 // even), 16 lanes at a time. The layout does not matter, so the same
 // kernel quantises a plain tensor or a channel-blocked one (NCHW16c in,
 // NCHW16c u8/s8 out, the int8 convs' input).
+//
+// The other narrowing the low-precision GEMMs need: f32 to bf16
+// (vcvtneps2bf16, round to nearest even), for A of a bf16 GEMM.
 //
 // Signature: void kernel(const mlcc_eltwise_args *args), reading src[0],
 // dst (KernelABI.h); the count is baked in.
@@ -36,6 +39,10 @@ struct QuantizeSpec {
 /// outside the output's range.
 ref::Status generateQuantize(const QuantizeSpec &spec,
                              std::vector<uint8_t> &code);
+
+/// dst[i] = bf16(src[i]) for i < n; needs AVX512_BF16 to run.
+ref::Status generateToBf16(const std::string &name, int64_t n,
+                           std::vector<uint8_t> &code);
 
 } // namespace mlcc::avx512
 

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -306,4 +307,83 @@ TEST_CASE("int8 gemm: bad specs are errors", "[avx512][int8]") {
   CHECK(generateInt8Gemm(spec, code)
             .message()
             .find("q: blocked A needs K (20) a multiple of 16") == 0);
+}
+
+namespace {
+
+/// The bf16 kernel (Int8GemmSpec::bf16) against sums in double of the
+/// bf16-rounded operands: f32 accumulation, so within 1e-5 of the sum of
+/// the products' magnitudes. A bf16 at run time, C f32 (+ bias, residual).
+void checkBf16(int64_t m, int64_t n, int64_t k, bool residual, uint32_t seed) {
+  INFO("bf16 M=" << m << " N=" << n << " K=" << k << " residual=" << residual);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0, 1);
+  auto bf16 = [](float v) {
+    uint32_t bits = uint32_t(toBf16(v)) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
+  std::vector<float> a(m * k), b(k * n), bias(n), r(m * n);
+  for (float &v : a)
+    v = d(rng);
+  for (float &v : b)
+    v = d(rng);
+  for (float &v : bias)
+    v = d(rng);
+  for (float &v : r)
+    v = d(rng);
+  std::vector<uint16_t> aBf16(m * k);
+  for (size_t i = 0; i < a.size(); ++i)
+    aBf16[i] = toBf16(a[i]);
+  PackedInt8B packed = packBf16B(b.data(), k, n, {}, bias);
+  Int8GemmSpec spec;
+  spec.bf16 = true;
+  spec.m = m;
+  spec.n = n;
+  spec.k = k;
+  spec.output = Int8GemmOutput::Float;
+  spec.residual = residual;
+  std::vector<uint8_t> code = generateCode(generateInt8Gemm, spec);
+  ExecutableBuffer exec(code);
+  REQUIRE(exec.ok());
+  GuardedArray<uint16_t> ga(aBf16);
+  GuardedArray<int8_t> gb(packed.panels);
+  GuardedArray<uint8_t> gcol(packed.columnData);
+  GuardedArray<float> gc(std::vector<float>(m * n, -7.0f));
+  GuardedArray<float> gr(r);
+  REQUIRE((ga.ok() && gb.ok() && gcol.ok() && gc.ok() && gr.ok()));
+  mlcc_int8_gemm_args args{ga.data(), gb.data(), gcol.data(), gc.data(),
+                           residual ? gr.data() : nullptr};
+  exec.function<mlcc_int8_gemm_kernel_fn>()(&args);
+  std::vector<float> out = gc.values();
+  int mismatches = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = bias[j] + (residual ? r[i * n + j] : 0.0), mag = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        double p = double(bf16(a[i * k + kk])) * bf16(b[kk * n + j]);
+        want += p;
+        mag += std::fabs(p);
+      }
+      if (!(std::fabs(out[i * n + j] - want) <= 1e-5 * mag + 1e-5) &&
+          ++mismatches <= 5)
+        UNSCOPED_INFO("(" << i << ", " << j << "): got " << out[i * n + j]
+                          << ", want " << want);
+    }
+  CHECK(mismatches == 0);
+}
+
+} // namespace
+
+TEST_CASE("bf16 gemm: every tail, bias and residual", "[avx512][bf16]") {
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    std::printf("SKIPPED: this CPU lacks avx512_bf16\n");
+    std::exit(77);
+  }
+  uint32_t seed = 400;
+  for (int64_t m : {1, 2, 5, 6, 13})
+    for (int64_t n : {1, 16, 17, 70})
+      for (int64_t k : {1, 2, 3, 8, 33})
+        checkBf16(m, n, k, (m + n + k) % 2 == 0, seed++);
 }

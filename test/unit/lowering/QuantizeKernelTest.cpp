@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExecutableBuffer.h"
+#include "GemmInt8.h"
 #include "KernelABI.h"
 #include "KernelTestSupport.h"
 #include "Quantize.h"
@@ -24,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -103,4 +105,43 @@ TEST_CASE("quantize: bad specs are errors", "[avx512][quantize]") {
   spec.zero = 300;
   CHECK(generateQuantize(spec, code).message() ==
         "q: zero point 300 is outside 0..255");
+}
+
+TEST_CASE("bf16 conversion: every tail, rounding to nearest even",
+          "[avx512][bf16]") {
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    std::printf("SKIPPED: this CPU lacks avx512_bf16\n");
+    std::exit(77);
+  }
+  std::mt19937 rng(9);
+  std::normal_distribution<float> d(0, 100);
+  for (int64_t n : {1, 15, 16, 17, 64, 65, 100}) {
+    INFO("n=" << n);
+    std::vector<float> x(n);
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = d(rng);
+      if (i % 4 == 0) { // a tie: the 16 dropped bits are 0x8000
+        uint32_t bits;
+        std::memcpy(&bits, &x[i], 4);
+        bits = (bits & 0xffff0000u) | 0x8000u;
+        std::memcpy(&x[i], &bits, 4);
+      }
+    }
+    std::vector<uint8_t> code;
+    REQUIRE(generateToBf16("t", n, code).ok());
+    ExecutableBuffer exec(code);
+    REQUIRE(exec.ok());
+    GuardedArray<float> src(x);
+    GuardedArray<uint16_t> dst(std::vector<uint16_t>(n, 0xA5A5));
+    REQUIRE((src.ok() && dst.ok()));
+    mlcc_eltwise_args args{{src.data()}, dst.data(), n};
+    exec.function<mlcc_eltwise_kernel_fn>()(&args);
+    std::vector<uint16_t> out = dst.values();
+    int mismatches = 0;
+    for (int64_t i = 0; i < n; ++i)
+      if (out[i] != toBf16(x[i]) && ++mismatches <= 5)
+        UNSCOPED_INFO("x[" << i << "] = " << x[i] << ": got " << out[i]
+                           << ", want " << toBf16(x[i]));
+    CHECK(mismatches == 0);
+  }
 }

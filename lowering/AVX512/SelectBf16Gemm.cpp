@@ -1,0 +1,91 @@
+//===- SelectBf16Gemm.cpp - f32 matmuls -> bf16 GEMM kernels --------------===//
+//
+// --precision bf16 on a --cpu with AVX512_BF16: a matmul, gemm or fc with a
+// constant 2-D f32 weight computes in bf16 with f32 accumulation. The
+// weight is rounded to bf16 and packed now (packBf16B); at run time one
+// kernel rounds A to bf16 into a scratch buffer (a pass over A, small
+// beside the product) and the bf16 GEMM (GemmInt8.h, vdpbf16ps: two
+// products per lane) multiplies, with the f32 epilogue of the f32 GEMM:
+// alpha, bias, residual, activation. Inputs and outputs stay f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelABI.h"
+#include "QuantSelection.h"
+#include "Quantize.h"
+#include "SelectionUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+namespace {
+
+/// The weight, K x N (N x K under transB), as K x N floats.
+bool planWeight(OpLoweringContext &ctx, Value w, bool transB,
+                Int8GemmPlan &plan) {
+  std::vector<float> values;
+  if (!isF32Tensor(w) || shapeOf(w).size() != 2 ||
+      !constantFloats(ctx, w, values))
+    return false;
+  ArrayRef<int64_t> ws = shapeOf(w);
+  plan.k = transB ? ws[1] : ws[0];
+  plan.n = transB ? ws[0] : ws[1];
+  plan.bFloat.resize(plan.k * plan.n);
+  for (int64_t kk = 0; kk < plan.k; ++kk)
+    for (int64_t j = 0; j < plan.n; ++j)
+      plan.bFloat[kk * plan.n + j] =
+          transB ? values[j * plan.k + kk] : values[kk * plan.n + j];
+  return true;
+}
+
+} // namespace
+
+TargetLowering selectBf16Gemm(Operation *op, OpLoweringContext &ctx,
+                              SelectionState &state) {
+  StringRef name = op->getName().stripDialect();
+  if ((name != "matmul" && name != "gemm" && name != "fc") || !state.bf16 ||
+      !isF32Tensor(op->getResult(0)) || !isF32Tensor(op->getOperand(0)))
+    return TargetLowering::Declined;
+  Int8GemmPlan plan;
+  plan.bf16 = true;
+  plan.a = op->getOperand(0);
+  plan.result = op->getResult(0);
+  plan.output = Int8GemmOutput::Float;
+  bool transB = name == "gemm" && intAttr(op, "transB", 0) != 0;
+  if ((name == "gemm" && intAttr(op, "transA", 0) != 0) ||
+      shapeOf(plan.a).size() < 2 ||
+      !planWeight(ctx, op->getOperand(1), transB, plan) || plan.k == 0 ||
+      shapeOf(plan.a).back() != plan.k || !planGemmEpilogue(op, ctx, plan))
+    return TargetLowering::Declined;
+  plan.m = numElements(plan.a) / plan.k;
+  Int8GemmKernels kernels;
+  if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))
+    return TargetLowering::Failed;
+
+  // A in bf16.
+  std::vector<uint8_t> code;
+  std::string name16 = nodeName(op) + "_to_bf16";
+  if (ref::Status s = generateToBf16(name16, plan.m * plan.k, code); s.failed())
+    return failed(op, s);
+  std::string convert = ctx.addKernel(name16, std::move(code));
+  OpBuilder &b = ctx.builder();
+  Value a16 =
+      ctx.scratch(MemRefType::get({plan.m, plan.k}, b.getIntegerType(16)));
+  Value zero = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  SmallVector<Value> fields(MLCC_ELTWISE_MAX_SRC, zero);
+  fields[0] = ctx.address(ctx.buffer(plan.a));
+  fields.push_back(ctx.address(a16));
+  fields.push_back(
+      b.create<arith::ConstantIntOp>(ctx.loc(), plan.m * plan.k, 64));
+  ctx.callKernel(convert, fields);
+
+  callInt8Gemm(
+      ctx, kernels, ctx.address(a16), ctx.address(ctx.buffer(plan.result)),
+      plan.residual ? ctx.address(ctx.buffer(plan.residual)) : Value());
+  return TargetLowering::Lowered;
+}
+
+} // namespace mlcc::avx512
