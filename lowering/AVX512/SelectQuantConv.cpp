@@ -1,31 +1,35 @@
-//===- SelectQuantConv.cpp - Quantised 2-D convs -> VNNI int8 GEMMs -------===//
+//===- SelectQuantConv.cpp - Quantised and bf16 2-D convs -> GEMMs --------===//
 //
 // ConvInteger (int32 out), QLinearConv (u8/s8 out, its int32 bias in the
 // accumulators) and f32 Conv/fused_conv between DequantizeLinear ops (the
 // QDQ form: f32 out with the bias, residual and activation of fused_conv),
 // with a constant weight, group 1 and constant scales and zero points, on
-// a --cpu with AVX512-VNNI, run per image as one int8 GEMM (GemmInt8.h):
-// rows are output pixels, K the patch, N the output channels.
+// a --cpu with AVX512-VNNI; and, under --precision bf16, f32 Conv and
+// fused_conv with a constant weight, their input rounded to bf16. Each runs
+// per image as one GEMM of GemmInt8.h (int8 or bf16): rows are output
+// pixels, K the patch, N the output channels.
 //
 // Layouts: the result is written straight into NCHW16c (the GEMM's column
 // blocks are the channel blocks), as the f32 convs write it, so the next
 // elementwise op, QuantizeLinear (SelectQuantize.cpp) and conv read it
 // there. An input of 16 channels or more is read in NCHW16c too (u8/s8,
-// from a blocked QuantizeLinear or converted): a 1x1 stride-1 conv reads
-// its rows in place (K in blocks of 16, a plane apart), other convs gather
-// the patches into rows of (kh, kw, channel block) 16 bytes at a time. K
-// then counts the padding channels, whose weights are the weight zero
-// point: (a - za) * (zb - zb) adds nothing, whatever the lanes hold. A
-// narrow input (the RGB stem) is gathered from NCHW, K = (c, kh, kw), to
-// spare the padding. Spatial padding is the input's zero point (the
-// quantised 0).
+// from a blocked QuantizeLinear or converted; bf16, rounded from the f32
+// blocked buffer): a 1x1 stride-1 conv reads its rows in place (K in blocks
+// of 16, a plane apart), other convs gather the patches into rows of (kh,
+// kw, channel block) 16 elements at a time. K then counts the padding
+// channels, whose weights are the weight zero point (0 in bf16): (a - za)
+// * (zb - zb) adds nothing, whatever the lanes hold. A narrow input (the
+// RGB stem) is gathered from NCHW, K = (c, kh, kw), to spare the padding.
+// Spatial padding is the input's zero point (the quantised 0, or +0).
 //
 //===----------------------------------------------------------------------===//
 
 #include "BlockedLayout.h"
 #include "Conv.h"
+#include "KernelABI.h"
 #include "PackPanels.h"
 #include "QuantSelection.h"
+#include "Quantize.h"
 #include "SelectionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -92,12 +96,14 @@ bool inPlaceInput(const ConvGeometry &g) {
          llvm::all_of(g.pads, [](int64_t p) { return p == 0; });
 }
 
-/// The GEMM of one image, B[k][oc] from W[oc][c][kh][kw]: k = (c, kh, kw)
-/// for an NCHW input, (kh, kw, c padded to 16) for a blocked one, whose
-/// padding rows hold the weight's zero point (plan.zb is set). The result
-/// is blocked: a plane between column blocks.
-void planGemm(const ConvGeometry &g, const std::vector<int32_t> &weight,
-              Int8GemmPlan &plan) {
+/// The GEMM of one image, B[k][oc] (into `b`) from W[oc][c][kh][kw]: k =
+/// (c, kh, kw) for an NCHW input, (kh, kw, c padded to 16) for a blocked
+/// one, whose padding rows of column o hold pad(o) (the weight's zero
+/// point, 0 in bf16). plan.bf16 is set. The result is blocked: a plane
+/// between column blocks.
+template <typename T, typename Pad>
+void planGemm(const ConvGeometry &g, const std::vector<T> &weight, Pad pad,
+              std::vector<T> &b, Int8GemmPlan &plan) {
   plan.m = g.oh * g.ow;
   plan.n = g.oc;
   plan.ldc = kConvBlock;
@@ -108,25 +114,30 @@ void planGemm(const ConvGeometry &g, const std::vector<int32_t> &weight,
   };
   if (!blockedInput(g)) {
     plan.k = g.c * taps;
-    plan.b.resize(plan.k * plan.n);
+    b.resize(plan.k * plan.n);
     for (int64_t o = 0; o < plan.n; ++o)
       for (int64_t kk = 0; kk < plan.k; ++kk)
-        plan.b[kk * plan.n + o] = w(o, kk / taps, kk % taps);
+        b[kk * plan.n + o] = w(o, kk / taps, kk % taps);
     return;
   }
   const int64_t padded = convBlocks(g.c) * kConvBlock;
   plan.k = taps * padded;
-  plan.b.resize(plan.k * plan.n);
-  for (int64_t o = 0; o < plan.n; ++o) {
-    int32_t zb = plan.zb[plan.zb.size() == 1 ? 0 : o];
+  b.resize(plan.k * plan.n);
+  for (int64_t o = 0; o < plan.n; ++o)
     for (int64_t tap = 0; tap < taps; ++tap)
       for (int64_t c = 0; c < padded; ++c)
-        plan.b[(tap * padded + c) * plan.n + o] = c < g.c ? w(o, c, tap) : zb;
-  }
+        b[(tap * padded + c) * plan.n + o] = c < g.c ? w(o, c, tap) : pad(o);
   if (inPlaceInput(g)) {
     plan.lda = kConvBlock;
-    plan.aBlockStride = g.h * g.w * kConvBlock;
+    plan.aBlockStride = g.h * g.w * kConvBlock * (plan.bf16 ? 2 : 1);
   }
+}
+
+/// planGemm of an int8 weight: padding rows hold the weight zero point.
+void planInt8Gemm(const ConvGeometry &g, const std::vector<int32_t> &weight,
+                  Int8GemmPlan &plan) {
+  auto zb = [&](int64_t o) { return plan.zb[plan.zb.size() == 1 ? 0 : o]; };
+  planGemm(g, weight, zb, plan.b, plan);
 }
 
 /// One value, or one per output channel.
@@ -151,7 +162,7 @@ bool planConvInteger(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
   plan.signedA = !isUnsignedTensor(x);
   plan.unsignedB = isUnsignedTensor(w);
   plan.output = Int8GemmOutput::Int32;
-  planGemm(g, weight, plan);
+  planInt8Gemm(g, weight, plan);
   return true;
 }
 
@@ -189,12 +200,33 @@ bool planQLinearConv(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
   plan.unsignedB = isUnsignedTensor(w);
   plan.output = isUnsignedTensor(y) ? Int8GemmOutput::U8 : Int8GemmOutput::S8;
   plan.outputZero = zy[0];
-  planGemm(g, weight, plan);
+  planInt8Gemm(g, weight, plan);
   plan.scale.resize(g.oc);
   // The reference's order: (xs * ws) / ys, in f32.
   for (int64_t o = 0; o < g.oc; ++o)
     plan.scale[o] = xs * ws[ws.size() == 1 ? 0 : o] / ys;
   return true;
+}
+
+/// The f32 bias of conv/fused_conv, and fused_conv's residual and
+/// activation.
+bool planConvEpilogue(Operation *op, OpLoweringContext &ctx,
+                      const ConvGeometry &g, Int8GemmPlan &plan,
+                      Value &residual) {
+  Value bias = op->getOperand(2), y = op->getResult(0);
+  if (!isa<NoneType>(bias.getType()) &&
+      (!isF32Tensor(bias) || !constantFloats(ctx, bias, plan.bias) ||
+       static_cast<int64_t>(plan.bias.size()) != g.oc))
+    return false;
+  if (op->getName().stripDialect() != "fused_conv")
+    return true;
+  Value z = op->getOperand(3);
+  if (!isa<NoneType>(z.getType())) {
+    if (!isF32Tensor(z) || shapeOf(z) != shapeOf(y))
+      return false;
+    residual = z;
+  }
+  return fusedActivationOf(op, plan.epilogue);
 }
 
 /// conv/fused_conv(DequantizeLinear(q), DequantizeLinear(Wq), B (, Z)).
@@ -214,24 +246,29 @@ bool planQdqConv(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
   plan.unsignedB = isUnsignedTensor(dw.q);
   plan.zb = dw.zero;
   plan.output = Int8GemmOutput::Float;
-  planGemm(g, weight, plan);
+  planInt8Gemm(g, weight, plan);
   plan.scale.resize(g.oc);
   for (int64_t o = 0; o < g.oc; ++o)
     plan.scale[o] = dx.scale[0] * dw.scale[dw.scale.size() == 1 ? 0 : o];
-  Value bias = op->getOperand(2);
-  if (!isa<NoneType>(bias.getType()) &&
-      (!isF32Tensor(bias) || !constantFloats(ctx, bias, plan.bias) ||
-       static_cast<int64_t>(plan.bias.size()) != g.oc))
+  return planConvEpilogue(op, ctx, g, plan, residual);
+}
+
+/// conv/fused_conv(x, W, B (, Z)) with f32 x and a constant f32 W, in bf16
+/// (--precision bf16).
+bool planBf16Conv(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
+                  Int8GemmPlan &plan, Value &residual) {
+  Value x = op->getOperand(0), y = op->getResult(0);
+  std::vector<float> weight;
+  if (!isF32Tensor(x) || !isF32Tensor(y) ||
+      !planGeometry(op, x, op->getOperand(1), y, g) ||
+      !constantFloats(ctx, op->getOperand(1), weight))
     return false;
-  if (op->getName().stripDialect() != "fused_conv")
-    return true;
-  Value z = op->getOperand(3);
-  if (!isa<NoneType>(z.getType())) {
-    if (!isF32Tensor(z) || shapeOf(z) != shapeOf(y))
-      return false;
-    residual = z;
-  }
-  return fusedActivationOf(op, plan.epilogue);
+  plan.bf16 = true;
+  plan.a = x;
+  plan.output = Int8GemmOutput::Float;
+  planGemm(
+      g, weight, [](int64_t) { return 0.0f; }, plan.bFloat, plan);
+  return planConvEpilogue(op, ctx, g, plan, residual);
 }
 
 /// The input row (axis 0) or column (1) of output `out` at tap `tap`, and
@@ -340,22 +377,55 @@ Value offsetAddress(OpBuilder &b, Location loc, Value address, Value i,
                               b.create<arith::ConstantIntOp>(loc, bytes, 64)));
 }
 
+/// `f32` (a plain or blocked f32 buffer) rounded to bf16 into a scratch
+/// buffer of its shape, by a generated kernel; null after an error.
+Value toBf16(Operation *op, OpLoweringContext &ctx, Value f32) {
+  auto type = cast<MemRefType>(f32.getType());
+  std::vector<uint8_t> code;
+  std::string name = nodeName(op) + "_to_bf16";
+  if (ref::Status s = generateToBf16(name, type.getNumElements(), code);
+      s.failed()) {
+    op->emitError() << s.message();
+    return {};
+  }
+  std::string symbol = ctx.addKernel(name, std::move(code));
+  OpBuilder &b = ctx.builder();
+  Value bf16 =
+      ctx.scratch(MemRefType::get(type.getShape(), b.getIntegerType(16)));
+  Value zero = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  SmallVector<Value> fields(MLCC_ELTWISE_MAX_SRC, zero);
+  fields[0] = ctx.address(f32);
+  fields.push_back(ctx.address(bf16));
+  fields.push_back(
+      b.create<arith::ConstantIntOp>(ctx.loc(), type.getNumElements(), 64));
+  ctx.callKernel(symbol, fields);
+  return bf16;
+}
+
 } // namespace
 
 TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
                                SelectionState &state) {
   StringRef name = op->getName().stripDialect();
+  const bool vnni = state.cpu.has(MLCC_CPU_AVX512_VNNI);
   if ((name != "conv_integer" && name != "qlinear_conv" && name != "conv" &&
        name != "fused_conv") ||
-      !state.cpu.has(MLCC_CPU_AVX512_VNNI))
+      (!vnni && !state.bf16))
     return TargetLowering::Declined;
   ConvGeometry g;
   Int8GemmPlan plan;
   Value residual;
-  bool planned = name == "conv_integer" ? planConvInteger(op, ctx, g, plan)
-                 : name == "qlinear_conv"
-                     ? planQLinearConv(op, ctx, g, plan)
-                     : planQdqConv(op, ctx, g, plan, residual);
+  bool planned = false;
+  if (vnni)
+    planned = name == "conv_integer" ? planConvInteger(op, ctx, g, plan)
+              : name == "qlinear_conv"
+                  ? planQLinearConv(op, ctx, g, plan)
+                  : planQdqConv(op, ctx, g, plan, residual);
+  if (!planned && state.bf16 && (name == "conv" || name == "fused_conv")) {
+    plan = Int8GemmPlan();
+    residual = Value();
+    planned = planBf16Conv(op, ctx, g, plan, residual);
+  }
   if (!planned || plan.k == 0)
     return TargetLowering::Declined;
   plan.residual = residual;
@@ -368,13 +438,18 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   Value y = op->getResult(0);
   const int64_t pixels = g.oh * g.ow;
   const int64_t inputBlocks = convBlocks(g.c);
-  // The int8 input: blocked (in place, or gathered into `col`) or NCHW.
+  const int inputBytes = plan.bf16 ? 2 : 1;
+  Type inputElement = b.getIntegerType(8 * inputBytes);
+  // The int8 (or bf16) input: blocked (in place, or gathered into `col`)
+  // or NCHW.
   Value x =
       blockedInput(g) ? blockedOperand(plan.a, ctx, state) : ctx.buffer(plan.a);
+  if (plan.bf16 && !(x = toBf16(op, ctx, x)))
+    return TargetLowering::Failed;
   Value col =
       inPlaceInput(g)
           ? Value()
-          : ctx.scratch(MemRefType::get({pixels, plan.k}, b.getIntegerType(8)));
+          : ctx.scratch(MemRefType::get({pixels, plan.k}, inputElement));
   auto outElement =
       outputBytes(plan.output) == 1
           ? Type(b.getIntegerType(8))
@@ -387,7 +462,8 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   Value colAddress = col ? ctx.address(col) : Value();
   Value residualAddress =
       residual ? ctx.address(blockedOperand(residual, ctx, state)) : Value();
-  Value pad = b.create<arith::ConstantIntOp>(loc, plan.za, 8);
+  // Spatial padding: the quantised 0 (bf16 +0 is all zero bits).
+  Value pad = b.create<arith::ConstantIntOp>(loc, plan.za, 8 * inputBytes);
   // Built first and filled after: the kernel calls need the loop to be in
   // the function already.
   auto loop =
@@ -399,7 +475,7 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   Value a = colAddress;
   if (!col)
     a = offsetAddress(b, loc, xAddress, n,
-                      inputBlocks * g.h * g.w * kConvBlock);
+                      inputBlocks * g.h * g.w * kConvBlock * inputBytes);
   else if (blockedInput(g))
     emitBlockedIm2col(b, loc, g, x, n, col, pad);
   else

@@ -1,5 +1,6 @@
 """Top-1 accuracy of the digits CNN (export_digits.py) compiled by mlcc, in
-fp32 and in int8 with each calibration method, on its 500 test images.
+fp32, in int8 with each calibration method and in bf16, on its 500 test
+images.
 
   digits_accuracy.py MLCC DIGITS_DIR [--cpu CPU]
 
@@ -71,8 +72,17 @@ with tempfile.TemporaryDirectory() as tmp:
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     from_qdq = accuracy([], model=qdq)
 print("  mlcc on its QDQ model (mlcc quantize, minmax) %.1f%%" % from_qdq)
+# bf16 needs AVX512_BF16 on the machine that runs it.
+with open("/proc/cpuinfo") as f:
+    has_bf16 = " avx512_bf16" in f.read()
+bf16 = accuracy(["--precision", "bf16"]) if has_bf16 else None
+print("  mlcc bf16      " + ("%.1f%%" % bf16 if has_bf16 else
+                             "skipped: this CPU lacks avx512_bf16"))
 best = max(int8, key=int8.get)
 ok = True
+if bf16 is not None and bf16 < fp32 - 0.5:
+    print("FAIL: bf16 is more than 0.5 points below fp32")
+    ok = False
 if from_qdq != int8["minmax"]:
     print("FAIL: the QDQ model scores %.1f%%, the int8 object %.1f%%"
           % (from_qdq, int8["minmax"]))
