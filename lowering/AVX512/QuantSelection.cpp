@@ -6,9 +6,11 @@
 #include "SelectionUtils.h"
 
 #include "PackPanels.h"
+#include "Quantize.h"
 
 #include "mlcc/Reference/MlirBridge.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -187,6 +189,29 @@ TargetLowering emitInt8Gemm(Operation *op, OpLoweringContext &ctx,
                plan.residual ? ctx.address(ctx.buffer(plan.residual))
                              : Value());
   return TargetLowering::Lowered;
+}
+
+Value emitToBf16(Operation *op, OpLoweringContext &ctx, Value f32) {
+  auto type = cast<MemRefType>(f32.getType());
+  std::vector<uint8_t> code;
+  std::string name = nodeName(op) + "_to_bf16";
+  if (ref::Status s = generateToBf16(name, type.getNumElements(), code);
+      s.failed()) {
+    op->emitError() << s.message();
+    return {};
+  }
+  std::string symbol = ctx.addKernel(name, std::move(code));
+  OpBuilder &b = ctx.builder();
+  Value bf16 =
+      ctx.scratch(MemRefType::get(type.getShape(), b.getIntegerType(16)));
+  Value zero = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  SmallVector<Value> fields(MLCC_ELTWISE_MAX_SRC, zero);
+  fields[0] = ctx.address(f32);
+  fields.push_back(ctx.address(bf16));
+  fields.push_back(
+      b.create<arith::ConstantIntOp>(ctx.loc(), type.getNumElements(), 64));
+  ctx.callKernel(symbol, fields);
+  return bf16;
 }
 
 bool dequantizedFrom(OpLoweringContext &ctx, Value v, Dequantized &d) {

@@ -85,6 +85,12 @@ void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
 TargetLowering emitInt8Gemm(mlir::Operation *op, OpLoweringContext &ctx,
                             Int8GemmPlan &plan);
 
+/// The f32 buffer `f32` (plain or blocked) rounded to bf16 into a scratch
+/// buffer of its shape by a generated kernel (Quantize.h), for a bf16
+/// GEMM's A; null after an error on `op`.
+mlir::Value emitToBf16(mlir::Operation *op, OpLoweringContext &ctx,
+                       mlir::Value f32);
+
 /// x = (q - zero) * scale with q an 8-bit tensor: per tensor, or per
 /// `axis` (scale and zero point one per slice).
 struct Dequantized {

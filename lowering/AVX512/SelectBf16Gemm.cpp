@@ -10,12 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelABI.h"
 #include "QuantSelection.h"
-#include "Quantize.h"
 #include "SelectionUtils.h"
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 
@@ -65,23 +61,9 @@ TargetLowering selectBf16Gemm(Operation *op, OpLoweringContext &ctx,
   if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))
     return TargetLowering::Failed;
 
-  // A in bf16.
-  std::vector<uint8_t> code;
-  std::string name16 = nodeName(op) + "_to_bf16";
-  if (ref::Status s = generateToBf16(name16, plan.m * plan.k, code); s.failed())
-    return failed(op, s);
-  std::string convert = ctx.addKernel(name16, std::move(code));
-  OpBuilder &b = ctx.builder();
-  Value a16 =
-      ctx.scratch(MemRefType::get({plan.m, plan.k}, b.getIntegerType(16)));
-  Value zero = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
-  SmallVector<Value> fields(MLCC_ELTWISE_MAX_SRC, zero);
-  fields[0] = ctx.address(ctx.buffer(plan.a));
-  fields.push_back(ctx.address(a16));
-  fields.push_back(
-      b.create<arith::ConstantIntOp>(ctx.loc(), plan.m * plan.k, 64));
-  ctx.callKernel(convert, fields);
-
+  Value a16 = emitToBf16(op, ctx, ctx.buffer(plan.a));
+  if (!a16)
+    return TargetLowering::Failed;
   callInt8Gemm(
       ctx, kernels, ctx.address(a16), ctx.address(ctx.buffer(plan.result)),
       plan.residual ? ctx.address(ctx.buffer(plan.residual)) : Value());

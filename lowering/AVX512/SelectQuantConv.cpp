@@ -377,31 +377,6 @@ Value offsetAddress(OpBuilder &b, Location loc, Value address, Value i,
                               b.create<arith::ConstantIntOp>(loc, bytes, 64)));
 }
 
-/// `f32` (a plain or blocked f32 buffer) rounded to bf16 into a scratch
-/// buffer of its shape, by a generated kernel; null after an error.
-Value toBf16(Operation *op, OpLoweringContext &ctx, Value f32) {
-  auto type = cast<MemRefType>(f32.getType());
-  std::vector<uint8_t> code;
-  std::string name = nodeName(op) + "_to_bf16";
-  if (ref::Status s = generateToBf16(name, type.getNumElements(), code);
-      s.failed()) {
-    op->emitError() << s.message();
-    return {};
-  }
-  std::string symbol = ctx.addKernel(name, std::move(code));
-  OpBuilder &b = ctx.builder();
-  Value bf16 =
-      ctx.scratch(MemRefType::get(type.getShape(), b.getIntegerType(16)));
-  Value zero = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
-  SmallVector<Value> fields(MLCC_ELTWISE_MAX_SRC, zero);
-  fields[0] = ctx.address(f32);
-  fields.push_back(ctx.address(bf16));
-  fields.push_back(
-      b.create<arith::ConstantIntOp>(ctx.loc(), type.getNumElements(), 64));
-  ctx.callKernel(symbol, fields);
-  return bf16;
-}
-
 } // namespace
 
 TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
@@ -444,7 +419,7 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   // or NCHW.
   Value x =
       blockedInput(g) ? blockedOperand(plan.a, ctx, state) : ctx.buffer(plan.a);
-  if (plan.bf16 && !(x = toBf16(op, ctx, x)))
+  if (plan.bf16 && !(x = emitToBf16(op, ctx, x)))
     return TargetLowering::Failed;
   Value col =
       inPlaceInput(g)

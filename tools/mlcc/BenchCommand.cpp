@@ -79,6 +79,7 @@ void printProfile(const std::vector<std::string> &ops, size_t runs) {
 } // namespace
 
 int runBench(const BenchOptions &options) {
+  noteInt8Kernels(options.model, options.target, options.cpu);
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
   if (!module)

@@ -101,6 +101,11 @@ mlir::OwningOpRef<mlir::ModuleOp>
 loadAndSimplify(mlir::MLIRContext &ctx, const ModelOptions &options,
                 graph::QuantizationReport *report = nullptr);
 
+/// With --quantize on a --target avx512 --cpu without AVX512-VNNI, says on
+/// stderr that the int8 kernels are not used (and which CPUs have them).
+void noteInt8Kernels(const ModelOptions &model, const std::string &target,
+                     const std::string &cpu);
+
 /// The C identifier a model gets by default: its file's stem.
 std::string defaultModelName(const std::string &modelPath);
 

@@ -2,6 +2,7 @@
 
 #include "Commands.h"
 
+#include "CpuTarget.h"
 #include "mlcc/cpu.h"
 
 #include "mlcc/Driver/Calibration.h"
@@ -54,6 +55,24 @@ static bool quantize(ModuleOp module, const ModelOptions &options,
       std::printf("  %s\n", op.c_str());
   }
   return true;
+}
+
+void noteInt8Kernels(const ModelOptions &model, const std::string &target,
+                     const std::string &cpu) {
+  if (model.quantize.empty() || target != "avx512")
+    return;
+  llvm::Expected<lowering::CpuTarget> resolved = lowering::resolveCpu(cpu);
+  if (!resolved) {
+    llvm::consumeError(resolved.takeError());
+    return;
+  }
+  if (!resolved->has(MLCC_CPU_AVX512_VNNI))
+    std::fprintf(stderr,
+                 "mlcc: note: --cpu %s has no avx512_vnni, so the int8 "
+                 "layers compute their QDQ values in f32 (the same results, "
+                 "not faster); --cpu native, icelake-server, "
+                 "sapphirerapids, znver4 or znver5 use the int8 kernels\n",
+                 resolved->name.c_str());
 }
 
 OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
@@ -170,6 +189,7 @@ static std::vector<ModelOptions> shapeVariants(const ModelOptions &options) {
 }
 
 int runCompile(const CompileOptions &options) {
+  noteInt8Kernels(options.model, options.target, options.targetOptions.cpu);
   MLIRContext ctx;
   std::vector<ModelOptions> shapes = shapeVariants(options.model);
   if (shapes.empty())

@@ -34,9 +34,8 @@ static void printSummary(const std::string &name, const ref::Tensor &t) {
 class ModelRunner {
 public:
   ref::Status init(ModuleOp module, const RunOptions &options) {
-    func = mainFunction(module);
     if (options.target == "ref") {
-      executor = std::make_unique<ref::Executor>(func);
+      executor = std::make_unique<ref::Executor>(mainFunction(module));
       return ref::Status::success();
     }
     lowering::CompileModelOptions compile;
@@ -60,7 +59,6 @@ public:
   }
 
 private:
-  func::FuncOp func;
   std::unique_ptr<ref::Executor> executor;
   std::unique_ptr<CompiledModelRunner> runner;
   mlcc_threadpool *pool = nullptr;
@@ -110,6 +108,7 @@ static bool report(func::FuncOp func, const RunOptions &options,
 }
 
 int runRun(const RunOptions &options) {
+  noteInt8Kernels(options.model, options.target, options.targetOptions.cpu);
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
   if (!module)

@@ -39,6 +39,13 @@ const OnnxOpInfo kOnnxOps[] = {
 
 llvm::ArrayRef<OnnxOpInfo> mlcc::graph::allOnnxOps() { return kOnnxOps; }
 
+std::string mlcc::graph::describeOp(Operation *op) {
+  std::string s;
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    s = "node '" + loc.getName().str() + "' ";
+  return s + "(" + op->getName().getStringRef().str() + ")";
+}
+
 const OnnxOpInfo *mlcc::graph::lookupOnnxOp(llvm::StringRef onnxName) {
   static const llvm::StringMap<const OnnxOpInfo *> byName = [] {
     llvm::StringMap<const OnnxOpInfo *> m;

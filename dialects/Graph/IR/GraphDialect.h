@@ -38,6 +38,10 @@ llvm::ArrayRef<OnnxOpInfo> allOnnxOps();
 /// The activations a fused op's epilogue may apply (GraphFusedOps.td).
 llvm::ArrayRef<llvm::StringLiteral> fusedActivations();
 
+/// How messages name an op: "node 'conv1' (graph.conv)" when the importer
+/// kept the node's name, else "(graph.conv)".
+std::string describeOp(mlir::Operation *op);
+
 } // namespace mlcc::graph
 
 #endif // MLCC_DIALECTS_GRAPH_IR_GRAPHDIALECT_H

@@ -31,14 +31,6 @@ using namespace mlir;
 namespace mlcc::graph {
 namespace {
 
-/// "node 'nz' (graph.nonzero)", or the op name alone.
-std::string describe(Operation *op) {
-  std::string s;
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    s = "node '" + loc.getName().str() + "' ";
-  return s + "(" + op->getName().getStringRef().str() + ")";
-}
-
 RankedTensorType staticType(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && t.hasStaticShape() ? t : RankedTensorType();
@@ -61,7 +53,7 @@ FailureOr<std::optional<Bounds>> dataDependentBounds(Operation *op) {
   for (Value v : op->getOperands())
     if (!isa<NoneType>(v.getType()) && !staticType(v))
       return op->emitError()
-             << describe(op) << ": operand of type " << v.getType()
+             << describeOp(op) << ": operand of type " << v.getType()
              << " is not static; the bound of its result "
                 "cannot be known";
   ArrayRef<int64_t> in = staticType(op->getOperand(0)).getShape();
@@ -104,7 +96,7 @@ FailureOr<std::optional<Bounds>> dataDependentBounds(Operation *op) {
     // per batch and class.
     ArrayRef<int64_t> scores = staticType(op->getOperand(1)).getShape();
     if (scores.size() != 3)
-      return op->emitError() << describe(op) << ": scores must have rank 3";
+      return op->emitError() << describeOp(op) << ": scores must have rank 3";
     int64_t perClass = scores[2];
     if (op->getNumOperands() > 2 && !isa<NoneType>(op->getOperand(2).getType()))
       if (auto c = op->getOperand(2).getDefiningOp<ConstantOp>())
@@ -120,7 +112,7 @@ FailureOr<std::optional<Bounds>> dataDependentBounds(Operation *op) {
     auto t = dyn_cast<RankedTensorType>(r.getType());
     if (k >= bounds.size() || !t ||
         t.getRank() != static_cast<int64_t>(bounds[k].shape.size()))
-      return op->emitError() << describe(op) << ": result #" << k
+      return op->emitError() << describeOp(op) << ": result #" << k
                              << " has an unexpected type " << r.getType();
     // A declared static dim is the bound (the data must fit in it).
     for (auto [d, size] : llvm::enumerate(t.getShape()))
@@ -169,7 +161,7 @@ probeShapes(Operation *op, std::optional<unsigned> operand, unsigned dim) {
 LogicalResult traceExtents(Operation *op) {
   FailureOr<SmallVector<ref::Shape>> base = probeShapes(op, std::nullopt, 0);
   if (failed(base))
-    return op->emitError() << describe(op)
+    return op->emitError() << describeOp(op)
                            << ": the shapes of its results are unknown";
   SmallVector<SmallVector<int64_t>> sources;
   for (Value r : op->getResults())
@@ -198,7 +190,7 @@ LogicalResult traceExtents(Operation *op) {
       // whose extent does not reach the result (a gather along it).
       if (!traced && !isa<GatherOp, GatherNDOp, GatherElementsOp>(op))
         return op->emitError()
-               << describe(op) << ": dim " << j << " of operand #" << k
+               << describeOp(op) << ": dim " << j << " of operand #" << k
                << " has an extent known only at run time, which this op "
                   "does not keep as a dim of its result; --target compiles "
                   "no such use yet";
@@ -241,8 +233,8 @@ LogicalResult boundOp(Operation *op) {
   if (op->getNumRegions() != 0 || !movesElementsOnly(op)) {
     Operation *from = extentOperand.getDefiningOp();
     return op->emitError()
-           << describe(op) << ": an operand has a dim whose extent is known "
-           << "only at run time (from " << describe(from)
+           << describeOp(op) << ": an operand has a dim whose extent is known "
+           << "only at run time (from " << describeOp(from)
            << "); --target compiles only elementwise ops, gathers, "
               "transposes and reshapes of such values yet";
   }
@@ -250,8 +242,8 @@ LogicalResult boundOp(Operation *op) {
     return failure();
   for (Value r : op->getResults())
     if (!staticType(r))
-      return op->emitError() << describe(op) << ": result type " << r.getType()
-                             << " is not static";
+      return op->emitError() << describeOp(op) << ": result type "
+                             << r.getType() << " is not static";
   return traceExtents(op);
 }
 

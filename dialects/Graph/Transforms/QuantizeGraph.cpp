@@ -28,13 +28,6 @@ bool isF32(Value v) {
   return t && t.getElementType().isF32();
 }
 
-std::string describe(Operation *op) {
-  std::string s;
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    s = "node '" + loc.getName().str() + "' ";
-  return s + "(" + op->getName().getStringRef().str() + ")";
-}
-
 /// The weight's axis of output channels: N of a K x N matmul weight, or of
 /// an N x K one under transB; OC of a conv's.
 int64_t outputAxis(Operation *op) {
@@ -191,7 +184,7 @@ QuantizationReport insertQuantDequant(
   llvm::DenseMap<Value, Value> dequantized;
   for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
     if (isConv(&op) && isConstantF32(op.getOperand(1)) && !isPlainConv(&op)) {
-      report.kept.push_back(describe(&op) +
+      report.kept.push_back(describeOp(&op) +
                             ": grouped or auto-padded convs have no int8 "
                             "kernel yet");
       continue;
@@ -201,7 +194,7 @@ QuantizationReport insertQuantDequant(
       continue;
     auto range = ranges.find(x);
     if (range == ranges.end()) {
-      report.kept.push_back(describe(&op) + ": its input was not calibrated");
+      report.kept.push_back(describeOp(&op) + ": its input was not calibrated");
       continue;
     }
     auto measured = errors.find(&op);
@@ -214,14 +207,14 @@ QuantizationReport insertQuantDequant(
     if (measured != errors.end() && !(measured->second <= maxError)) {
       char limit[32];
       std::snprintf(limit, sizeof limit, "%g", maxError);
-      report.kept.push_back(describe(&op) + ": its int8 error " + error +
+      report.kept.push_back(describeOp(&op) + ": its int8 error " + error +
                             " is above " + limit + " (--max-layer-error)");
       continue;
     }
     OpBuilder b(&op);
     Value w = quantizeWeight(b, op.getLoc(), op.getOperand(1), outputAxis(&op));
     if (!w) {
-      report.kept.push_back(describe(&op) + ": unreadable weight");
+      report.kept.push_back(describeOp(&op) + ": unreadable weight");
       continue;
     }
     Value &dx = dequantized[x];
@@ -235,7 +228,7 @@ QuantizationReport insertQuantDequant(
     op.setOperand(1, w);
     if (oldWeight->use_empty())
       oldWeight->erase();
-    report.quantized.push_back(describe(&op) +
+    report.quantized.push_back(describeOp(&op) +
                                (error.empty() ? "" : ": error " + error));
     report.layers.push_back(
         {nameOf(&op), activationQuantization(range->second), outputAxis(&op)});

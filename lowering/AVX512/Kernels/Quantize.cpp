@@ -1,8 +1,8 @@
 //===- Quantize.cpp - AVX-512 QuantizeLinear kernels ----------------------===//
 //
-// Each vector: divide by the scale, clamp to [qmin - zero, qmax - zero]
-// (integers, so clamping before rounding gives what saturating after it
-// would, and vcvtps2dq never sees a value out of int32's range), round
+// Each vector of QuantizeLinear: divide by the scale, clamp to [qmin - zero,
+// qmax - zero] (integers, so clamping before rounding gives what saturating
+// after it would, and vcvtps2dq never sees a value out of int32's range), round
 // (MXCSR's nearest even), add the zero point, narrow. Four vectors per
 // loop iteration, then single vectors, then a masked tail.
 //
@@ -23,10 +23,13 @@ namespace {
 constexpr int64_t kMaxBytes = int64_t(1) << 31;
 constexpr int kUnroll = 4;
 
-class QuantizeKernel : public JitGenerator {
+/// What both kernels share: f32 in, `dstBytes_` per element out, four
+/// vectors per loop iteration, then single vectors, then a masked tail;
+/// convert() narrows one vector.
+class NarrowingKernel : public JitGenerator {
 public:
-  QuantizeKernel(std::vector<uint8_t> &buffer, const QuantizeSpec &spec)
-      : JitGenerator(buffer), spec_(spec) {}
+  NarrowingKernel(std::vector<uint8_t> &buffer, int64_t n, int dstBytes)
+      : JitGenerator(buffer), n_(n), dstBytes_(dstBytes) {}
 
   void generate() {
     preamble();
@@ -34,7 +37,7 @@ public:
         ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, src))]);
     mov(regDst_,
         ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, dst))]);
-    const int64_t vectors = spec_.n / kF32Lanes;
+    const int64_t vectors = n_ / kF32Lanes;
     const int64_t iters = vectors / kUnroll;
     if (iters > 0) {
       Xbyak::Label loop;
@@ -43,13 +46,13 @@ public:
       for (int u = 0; u < kUnroll; ++u)
         vector(u, u, false);
       add(regSrc_, kUnroll * kZmmBytes);
-      add(regDst_, kUnroll * kF32Lanes);
+      add(regDst_, kUnroll * kF32Lanes * dstBytes_);
       dec(regIter_);
       jnz(loop, T_NEAR);
     }
     for (int64_t v = iters * kUnroll; v < vectors; ++v)
       vector(0, v - iters * kUnroll, false);
-    if (int rem = static_cast<int>(spec_.n % kF32Lanes)) {
+    if (int rem = static_cast<int>(n_ % kF32Lanes)) {
       mov(eax, (1u << rem) - 1);
       kmovw(kTail_, eax);
       vector(0, vectors - iters * kUnroll, true);
@@ -57,22 +60,43 @@ public:
     postamble();
   }
 
+protected:
+  const Xbyak::Opmask kTail_ = k1;
+
+  /// Narrows zmm `z` (loaded) into `dst`, under kTail_ when `masked`.
+  virtual void convert(const Xbyak::Zmm &z, const Xbyak::Address &dst,
+                       bool masked) = 0;
+
 private:
-  const QuantizeSpec &spec_;
+  const int64_t n_;
+  const int dstBytes_;
   const Xbyak::Reg64 regArgs_ = rdi;
   const Xbyak::Reg64 regSrc_ = rsi;
   const Xbyak::Reg64 regDst_ = rdx;
   const Xbyak::Reg64 regIter_ = rcx;
-  const Xbyak::Opmask kTail_ = k1;
 
   /// Vector `at` (in vectors past the pointers) through zmm `reg`.
   void vector(int reg, int64_t at, bool masked) {
     Xbyak::Zmm z(reg);
+    Xbyak::Address src = ptr[regSrc_ + static_cast<int>(at * kZmmBytes)];
+    masked ? vmovups(z | kTail_ | T_z, src) : vmovups(z, src);
+    convert(z, ptr[regDst_ + static_cast<int>(at * kF32Lanes * dstBytes_)],
+            masked);
+  }
+};
+
+class QuantizeKernel : public NarrowingKernel {
+public:
+  QuantizeKernel(std::vector<uint8_t> &buffer, const QuantizeSpec &spec)
+      : NarrowingKernel(buffer, spec.n, 1), spec_(spec) {}
+
+private:
+  const QuantizeSpec &spec_;
+
+  void convert(const Xbyak::Zmm &z, const Xbyak::Address &dst,
+               bool masked) override {
     const int qmin = spec_.signedOutput ? -128 : 0;
     const int qmax = spec_.signedOutput ? 127 : 255;
-    Xbyak::Address src = ptr[regSrc_ + static_cast<int>(at * kZmmBytes)];
-    Xbyak::Address dst = ptr[regDst_ + static_cast<int>(at * kF32Lanes)];
-    masked ? vmovups(z | kTail_ | T_z, src) : vmovups(z, src);
     vdivps(z, z, cst(spec_.scale));
     vmaxps(z, z, cst(static_cast<float>(qmin - spec_.zero)));
     vminps(z, z, cst(static_cast<float>(qmax - spec_.zero)));
@@ -84,49 +108,17 @@ private:
   }
 };
 
-class ToBf16Kernel : public JitGenerator {
+class ToBf16Kernel : public NarrowingKernel {
 public:
   ToBf16Kernel(std::vector<uint8_t> &buffer, int64_t n)
-      : JitGenerator(buffer), n_(n) {}
-
-  void generate() {
-    preamble();
-    mov(rsi, ptr[rdi + static_cast<int>(offsetof(mlcc_eltwise_args, src))]);
-    mov(rdx, ptr[rdi + static_cast<int>(offsetof(mlcc_eltwise_args, dst))]);
-    const int64_t vectors = n_ / kF32Lanes;
-    const int64_t iters = vectors / kUnroll;
-    if (iters > 0) {
-      Xbyak::Label loop;
-      mov(rcx, iters);
-      L(loop);
-      for (int u = 0; u < kUnroll; ++u)
-        vector(u, u, false);
-      add(rsi, kUnroll * kZmmBytes);
-      add(rdx, kUnroll * kZmmBytes / 2);
-      dec(rcx);
-      jnz(loop, T_NEAR);
-    }
-    for (int64_t v = iters * kUnroll; v < vectors; ++v)
-      vector(0, v - iters * kUnroll, false);
-    if (int rem = static_cast<int>(n_ % kF32Lanes)) {
-      mov(eax, (1u << rem) - 1);
-      kmovw(k1, eax);
-      vector(0, vectors - iters * kUnroll, true);
-    }
-    postamble();
-  }
+      : NarrowingKernel(buffer, n, 2) {}
 
 private:
-  const int64_t n_;
-
-  void vector(int reg, int64_t at, bool masked) {
-    Xbyak::Zmm z(reg);
-    Xbyak::Ymm y(reg);
-    Xbyak::Address src = ptr[rsi + static_cast<int>(at * kZmmBytes)];
-    Xbyak::Address dst = ptr[rdx + static_cast<int>(at * kZmmBytes / 2)];
-    masked ? vmovups(z | k1 | T_z, src) : vmovups(z, src);
+  void convert(const Xbyak::Zmm &z, const Xbyak::Address &dst,
+               bool masked) override {
+    Xbyak::Ymm y(z.getIdx());
     vcvtneps2bf16(y, z, Xbyak::EvexEncoding);
-    masked ? vmovdqu16(dst | k1, y) : vmovdqu16(dst, y);
+    masked ? vmovdqu16(dst | kTail_, y) : vmovdqu16(dst, y);
   }
 };
 
