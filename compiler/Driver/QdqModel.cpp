@@ -35,6 +35,21 @@ int64_t defaultOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
+/// Every tensor name a node of `graph` or of its subgraphs (If, Loop,
+/// Scan bodies, which may read the outer graph's initializers) reads.
+void collectReads(const onnx::GraphProto &graph, llvm::StringSet<> &read) {
+  for (const auto &node : graph.node()) {
+    for (const std::string &name : node.input())
+      read.insert(name);
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        collectReads(attr.g(), read);
+      for (const auto &g : attr.graphs())
+        collectReads(g, read);
+    }
+  }
+}
+
 /// Builds the new nodes and initializers, with names no other tensor has.
 class QdqWriter {
 public:
@@ -80,18 +95,24 @@ public:
     return {};
   }
 
-  /// Initializers no node reads any more (the f32 weights replaced).
+  /// Initializers nothing reads any more (the f32 weights replaced), and
+  /// their entries in the graph's inputs (where older models list them).
   void dropUnused() {
     llvm::StringSet<> read;
-    for (const auto &node : graph_.node())
-      for (const std::string &name : node.input())
-        read.insert(name);
+    collectReads(graph_, read);
     for (const auto &output : graph_.output())
       read.insert(output.name());
+    llvm::StringSet<> dropped;
     auto *inits = graph_.mutable_initializer();
     for (int i = inits->size() - 1; i >= 0; --i)
-      if (!read.contains(inits->Get(i).name()))
+      if (!read.contains(inits->Get(i).name())) {
+        dropped.insert(inits->Get(i).name());
         inits->DeleteSubrange(i, 1);
+      }
+    auto *inputs = graph_.mutable_input();
+    for (int i = inputs->size() - 1; i >= 0; --i)
+      if (dropped.contains(inputs->Get(i).name()))
+        inputs->DeleteSubrange(i, 1);
   }
 
   /// External data moves into the file: its paths are relative to the
@@ -230,9 +251,13 @@ Status writeQdqModel(const std::string &modelPath,
   QdqWriter writer(model, dir.empty() ? std::string(".") : dir.str().str());
 
   onnx::GraphProto &graph = *model.mutable_graph();
+  // Node names as the importer gave them; -1 for one that is not unique.
   llvm::StringMap<int> nodeIndex;
-  for (int i = 0; i < graph.node_size(); ++i)
-    nodeIndex[importedName(graph.node(i))] = i;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    auto [at, fresh] = nodeIndex.try_emplace(importedName(graph.node(i)), i);
+    if (!fresh)
+      at->second = -1;
+  }
   // New nodes go right before the first layer that reads them.
   std::vector<std::vector<onnx::NodeProto>> before(graph.node_size());
   for (const graph::QuantizedLayer &layer : report.layers) {
@@ -240,6 +265,11 @@ Status writeQdqModel(const std::string &modelPath,
     if (layer.node.empty() || at == nodeIndex.end()) {
       skipped.push_back("node '" + layer.node +
                         "': not a node of the file (a fused layer?)");
+      continue;
+    }
+    if (at->second < 0) {
+      skipped.push_back("node '" + layer.node +
+                        "': more than one node of the file has this name");
       continue;
     }
     std::string why = writer.quantizeLayer(*graph.mutable_node(at->second),

@@ -1,9 +1,12 @@
-//===- GemmInt8.cpp - AVX-512 VNNI int8 GEMM kernels ----------------------===//
+//===- GemmInt8.cpp - AVX-512 VNNI int8 (and BF16) GEMM kernels -----------===//
 //
-// The f32 GEMM's register blocking (Gemm.cpp) with vpdpbusd for the FMA: an
-// R x V block of int32 accumulators, each k group (4 k) loads V vectors of
-// packed B and broadcasts 4 bytes of A per row. A K tail (K % 4) reads its
-// last 1-3 bytes of each row through a GPR, never past the row.
+// The f32 GEMM's register blocking (Gemm.cpp) with vpdpbusd (or vdpbf16ps)
+// for the FMA: an R x V block of int32 (f32) accumulators, each k group (4
+// u8 or 2 bf16) loads V vectors of packed B and broadcasts 4 bytes of A per
+// row. A K tail reads its last 1-3 bytes of each row through a GPR, never
+// past the row. A blocked A (NCHW16c, aBlockStride) runs K in blocks of 16
+// with a jump between them; a blocked C (cBlockStride) puts each 16-column
+// block a plane apart.
 //
 // Register plan (rbx, r12-r15 are saved):
 //   rdi  args         r8  B column block   r9  C column block
@@ -57,10 +60,12 @@ Status validate(const Int8GemmSpec &spec, int64_t lda, int64_t ldc) {
   MLCC_CHECK(lda >= rowK, name, ": lda ", lda, " is smaller than ", rowK);
   MLCC_CHECK(ldc >= rowN, name, ": ldc ", ldc, " is smaller than ", rowN);
   MLCC_CHECK(!spec.aBlockStride ||
-                 (spec.k % kBlockK == 0 && spec.aBlockStride >= kBlockK &&
+                 (spec.k % kBlockK == 0 &&
+                  spec.aBlockStride >= kBlockK * aElementBytes(spec.bf16) &&
                   spec.aBlockStride <= kMaxBytes / spec.k),
              name, ": blocked A needs K (", spec.k,
-             ") a multiple of 16 and a block stride of 16 to 2 GiB / K bytes");
+             ") a multiple of 16 and a block stride of a block (16 "
+             "elements) to 2 GiB / K bytes");
   MLCC_CHECK(spec.cBlockStride >= 0 &&
                  spec.cBlockStride <= kMaxBytes / 4 / kNumZmm,
              name, ": C block stride ", spec.cBlockStride, " is too large");
@@ -131,8 +136,9 @@ private:
   void columnBlocks(int64_t count, int vectors, bool masked);
   void rowBlocks(int vectors, bool masked);
   void microkernel(int rows, int vectors, bool masked);
-  /// One k group at `g` groups past the K pointers; `tailBytes` (1-3) for
-  /// the last group of a K that is not a multiple of 4, else 0.
+  /// One k group (4 bytes of A: 4 u8 or 2 bf16) at `g` groups past the K
+  /// pointers; `tailBytes` (1-3) for the last group of a K that is not a
+  /// multiple of the group, else 0.
   void groupStep(int rows, int vectors, int64_t g, int tailBytes);
   /// The k loop of a blocked A: 16 k per block, then a jump of
   /// spec_.aBlockStride.

@@ -1,5 +1,6 @@
 """Writes cnn.onnx (opset 13), cnn_opset11.onnx (the same graph at opset
-11), 8 calibration sets (cal/test_data_set_N) and a test set (test/) into
+11), cnn_listed.onnx (its initializers also listed as graph inputs, as
+models of IR version 3 do), 8 calibration sets (cal/test_data_set_N) and a test set (test/) into
 the folder argv[1]: x [2, 3, 10, 10] -> Conv(3->16, 3x3, pad 1) ->
 BatchNormalization -> Relu -> Conv(16->8, 1x1) -> BatchNormalization ->
 GlobalAveragePool -> Flatten -> Gemm(8->4, transB), seeded random weights
@@ -45,6 +46,11 @@ graph = helper.make_graph(
 for name, opset in (("cnn.onnx", 13), ("cnn_opset11.onnx", 11)):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]),
               os.path.join(out, name))
+listed = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+for init in inits:
+    listed.graph.input.append(helper.make_tensor_value_info(
+        init.name, TensorProto.FLOAT, list(init.dims)))
+onnx.save(listed, os.path.join(out, "cnn_listed.onnx"))
 for i in range(9):
     d = (os.path.join(out, "cal", "test_data_set_%d" % i) if i < 8
          else os.path.join(out, "test"))
