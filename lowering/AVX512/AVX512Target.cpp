@@ -15,7 +15,7 @@ class AVX512Target : public lowering::Target {
 public:
   AVX512Target(lowering::CpuTarget cpu, bool bf16) {
     state.cpu = std::move(cpu);
-    state.bf16 = bf16;
+    state.bf16Precision = bf16;
   }
   llvm::StringRef name() const override { return "avx512"; }
   // The host code (and the portable lowerings' loops) uses what the

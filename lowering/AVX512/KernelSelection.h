@@ -25,10 +25,13 @@ struct SelectionState {
   lowering::CpuTarget cpu;
   /// --precision bf16: f32 layers with constant weights compute in bf16
   /// (f32 accumulation; the --cpu has AVX512_BF16).
-  bool bf16 = false;
+  bool bf16Precision = false;
   /// Graph values also (or only) held in NCHW16c, and their buffers: conv
   /// chains stay blocked, and elementwise ops on them run blocked too.
   llvm::DenseMap<mlir::Value, mlir::Value> blocked;
+  /// f32 buffers (plain or NCHW16c) already rounded to bf16, and the copy:
+  /// the readers of one activation (BERT's q, k, v) round it once.
+  llvm::DenseMap<mlir::Value, mlir::Value> bf16;
   /// Activations already applied in the epilogue of their producer's
   /// kernel: their result is the producer's (blocked) buffer.
   llvm::DenseMap<mlir::Operation *, mlir::Value> fused;

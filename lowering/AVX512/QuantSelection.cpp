@@ -191,7 +191,10 @@ TargetLowering emitInt8Gemm(Operation *op, OpLoweringContext &ctx,
   return TargetLowering::Lowered;
 }
 
-Value emitToBf16(Operation *op, OpLoweringContext &ctx, Value f32) {
+Value emitToBf16(Operation *op, OpLoweringContext &ctx, SelectionState &state,
+                 Value v, Value f32) {
+  if (Value done = state.bf16.lookup(f32))
+    return done;
   auto type = cast<MemRefType>(f32.getType());
   std::vector<uint8_t> code;
   std::string name = nodeName(op) + "_to_bf16";
@@ -203,7 +206,7 @@ Value emitToBf16(Operation *op, OpLoweringContext &ctx, Value f32) {
   std::string symbol = ctx.addKernel(name, std::move(code));
   OpBuilder &b = ctx.builder();
   Value bf16 =
-      ctx.scratch(MemRefType::get(type.getShape(), b.getIntegerType(16)));
+      ctx.allocate(MemRefType::get(type.getShape(), b.getIntegerType(16)), v);
   Value zero = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
   SmallVector<Value> fields(MLCC_ELTWISE_MAX_SRC, zero);
   fields[0] = ctx.address(f32);
@@ -211,7 +214,7 @@ Value emitToBf16(Operation *op, OpLoweringContext &ctx, Value f32) {
   fields.push_back(
       b.create<arith::ConstantIntOp>(ctx.loc(), type.getNumElements(), 64));
   ctx.callKernel(symbol, fields);
-  return bf16;
+  return state.bf16[f32] = bf16;
 }
 
 bool dequantizedFrom(OpLoweringContext &ctx, Value v, Dequantized &d) {

@@ -22,6 +22,12 @@ namespace mlcc::avx512 {
 bool isInt8Tensor(mlir::Value v);
 bool isUnsignedTensor(mlir::Value v);
 
+/// A scale or zero point of one value, or one per slice (`slices`: N
+/// columns, OC channels).
+inline bool oneOrPerSlice(size_t count, int64_t slices) {
+  return count == 1 || static_cast<int64_t>(count) == slices;
+}
+
 /// The values of a constant 8-bit integer operand; `none` gives {0}.
 bool constantInts(OpLoweringContext &ctx, mlir::Value v,
                   std::vector<int32_t> &out);
@@ -85,11 +91,12 @@ void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
 TargetLowering emitInt8Gemm(mlir::Operation *op, OpLoweringContext &ctx,
                             Int8GemmPlan &plan);
 
-/// The f32 buffer `f32` (plain or blocked) rounded to bf16 into a scratch
-/// buffer of its shape by a generated kernel (Quantize.h), for a bf16
-/// GEMM's A; null after an error on `op`.
+/// `f32`, the buffer (plain or blocked) of the graph value `v`, rounded to
+/// bf16 by a generated kernel (Quantize.h) into a buffer of its shape that
+/// lives as long as `v`, for a bf16 GEMM's A; made once per buffer
+/// (state.bf16). Null after an error on `op`.
 mlir::Value emitToBf16(mlir::Operation *op, OpLoweringContext &ctx,
-                       mlir::Value f32);
+                       SelectionState &state, mlir::Value v, mlir::Value f32);
 
 /// x = (q - zero) * scale with q an 8-bit tensor: per tensor, or per
 /// `axis` (scale and zero point one per slice).

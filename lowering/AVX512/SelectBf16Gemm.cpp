@@ -42,8 +42,9 @@ bool planWeight(OpLoweringContext &ctx, Value w, bool transB,
 TargetLowering selectBf16Gemm(Operation *op, OpLoweringContext &ctx,
                               SelectionState &state) {
   StringRef name = op->getName().stripDialect();
-  if ((name != "matmul" && name != "gemm" && name != "fc") || !state.bf16 ||
-      !isF32Tensor(op->getResult(0)) || !isF32Tensor(op->getOperand(0)))
+  if ((name != "matmul" && name != "gemm" && name != "fc") ||
+      !state.bf16Precision || !isF32Tensor(op->getResult(0)) ||
+      !isF32Tensor(op->getOperand(0)))
     return TargetLowering::Declined;
   Int8GemmPlan plan;
   plan.bf16 = true;
@@ -61,7 +62,7 @@ TargetLowering selectBf16Gemm(Operation *op, OpLoweringContext &ctx,
   if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))
     return TargetLowering::Failed;
 
-  Value a16 = emitToBf16(op, ctx, ctx.buffer(plan.a));
+  Value a16 = emitToBf16(op, ctx, state, plan.a, ctx.buffer(plan.a));
   if (!a16)
     return TargetLowering::Failed;
   callInt8Gemm(

@@ -140,11 +140,6 @@ void planInt8Gemm(const ConvGeometry &g, const std::vector<int32_t> &weight,
   planGemm(g, weight, zb, plan.b, plan);
 }
 
-/// One value, or one per output channel.
-bool perTensorOrChannel(size_t count, int64_t oc) {
-  return count == 1 || static_cast<int64_t>(count) == oc;
-}
-
 /// ConvInteger(x, w, x_zero_point, w_zero_point).
 bool planConvInteger(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
                      Int8GemmPlan &plan) {
@@ -155,7 +150,7 @@ bool planConvInteger(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
       !constantInts(ctx, w, weight) ||
       !constantInts(ctx, op->getOperand(2), za) || za.size() != 1 ||
       !constantInts(ctx, op->getOperand(3), plan.zb) ||
-      !perTensorOrChannel(plan.zb.size(), g.oc))
+      !oneOrPerSlice(plan.zb.size(), g.oc))
     return false;
   plan.a = x;
   plan.za = za[0];
@@ -179,9 +174,9 @@ bool planQLinearConv(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
       !constantScalar(ctx, op->getOperand(1), xs) ||
       !constantInts(ctx, op->getOperand(2), za) || za.size() != 1 ||
       !constantFloats(ctx, op->getOperand(4), ws) ||
-      !perTensorOrChannel(ws.size(), g.oc) ||
+      !oneOrPerSlice(ws.size(), g.oc) ||
       !constantInts(ctx, op->getOperand(5), plan.zb) ||
-      !perTensorOrChannel(plan.zb.size(), g.oc) ||
+      !oneOrPerSlice(plan.zb.size(), g.oc) ||
       !constantScalar(ctx, op->getOperand(6), ys) || ys == 0 ||
       !constantInts(ctx, op->getOperand(7), zy) || zy.size() != 1)
     return false;
@@ -385,7 +380,7 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   const bool vnni = state.cpu.has(MLCC_CPU_AVX512_VNNI);
   if ((name != "conv_integer" && name != "qlinear_conv" && name != "conv" &&
        name != "fused_conv") ||
-      (!vnni && !state.bf16))
+      (!vnni && !state.bf16Precision))
     return TargetLowering::Declined;
   ConvGeometry g;
   Int8GemmPlan plan;
@@ -396,7 +391,8 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
               : name == "qlinear_conv"
                   ? planQLinearConv(op, ctx, g, plan)
                   : planQdqConv(op, ctx, g, plan, residual);
-  if (!planned && state.bf16 && (name == "conv" || name == "fused_conv")) {
+  if (!planned && state.bf16Precision &&
+      (name == "conv" || name == "fused_conv")) {
     plan = Int8GemmPlan();
     residual = Value();
     planned = planBf16Conv(op, ctx, g, plan, residual);
@@ -419,7 +415,7 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   // or NCHW.
   Value x =
       blockedInput(g) ? blockedOperand(plan.a, ctx, state) : ctx.buffer(plan.a);
-  if (plan.bf16 && !(x = emitToBf16(op, ctx, x)))
+  if (plan.bf16 && !(x = emitToBf16(op, ctx, state, plan.a, x)))
     return TargetLowering::Failed;
   Value col =
       inPlaceInput(g)

@@ -17,11 +17,6 @@ namespace mlcc::avx512 {
 
 namespace {
 
-/// One value, or one per column of N.
-bool perTensorOrColumn(size_t count, int64_t n) {
-  return count == 1 || static_cast<int64_t>(count) == n;
-}
-
 /// A [..., M, K] x B [K, N] constant, with A's zero point one constant.
 bool planOperands(OpLoweringContext &ctx, Value a, Value b, Value aZero,
                   Value bZero, Int8GemmPlan &plan) {
@@ -31,7 +26,7 @@ bool planOperands(OpLoweringContext &ctx, Value a, Value b, Value aZero,
       as.back() != bs[0] || !constantInts(ctx, b, plan.b) ||
       !constantInts(ctx, aZero, za) || za.size() != 1 ||
       !constantInts(ctx, bZero, plan.zb) ||
-      !perTensorOrColumn(plan.zb.size(), bs[1]))
+      !oneOrPerSlice(plan.zb.size(), bs[1]))
     return false;
   plan.a = a;
   plan.signedA = !isUnsignedTensor(a);
@@ -63,7 +58,7 @@ bool planQLinearMatmul(Operation *op, OpLoweringContext &ctx,
       !isInt8Tensor(plan.result) ||
       !constantScalar(ctx, op->getOperand(1), sa) ||
       !constantFloats(ctx, op->getOperand(4), sb) ||
-      !perTensorOrColumn(sb.size(), plan.n) ||
+      !oneOrPerSlice(sb.size(), plan.n) ||
       !constantScalar(ctx, op->getOperand(6), sy) ||
       !constantInts(ctx, op->getOperand(7), zy) || zy.size() != 1 || sy == 0)
     return false;

@@ -35,13 +35,6 @@ using namespace mlcc::test;
 
 namespace {
 
-void skipWithoutVnni() {
-  if (!__builtin_cpu_supports("avx512vnni")) {
-    std::printf("SKIPPED: this CPU lacks avx512_vnni\n");
-    std::exit(77);
-  }
-}
-
 struct Case {
   int64_t m, n, k;
   bool signedA, unsignedB;
@@ -197,7 +190,7 @@ void check(const Case &c, uint32_t seed) {
 } // namespace
 
 TEST_CASE("int8 gemm: u8 x s8 to int32 over every tail", "[avx512][int8]") {
-  skipWithoutVnni();
+  MLCC_SKIP_WITHOUT("avx512vnni", "avx512_vnni");
   uint32_t seed = 1;
   for (int64_t m : {1, 2, 3, 5, 6, 7, 13})
     for (int64_t n : {1, 15, 16, 17, 64, 70})
@@ -206,7 +199,7 @@ TEST_CASE("int8 gemm: u8 x s8 to int32 over every tail", "[avx512][int8]") {
 }
 
 TEST_CASE("int8 gemm: zero points, signed A and unsigned B", "[avx512][int8]") {
-  skipWithoutVnni();
+  MLCC_SKIP_WITHOUT("avx512vnni", "avx512_vnni");
   uint32_t seed = 100;
   for (int64_t k : {5, 16, 27}) {
     // za alone: a column constant.
@@ -224,7 +217,7 @@ TEST_CASE("int8 gemm: zero points, signed A and unsigned B", "[avx512][int8]") {
 }
 
 TEST_CASE("int8 gemm: requantised and dequantised outputs", "[avx512][int8]") {
-  skipWithoutVnni();
+  MLCC_SKIP_WITHOUT("avx512vnni", "avx512_vnni");
   uint32_t seed = 200;
   for (int64_t m : {1, 6, 11})
     for (int64_t n : {3, 16, 50}) {
@@ -242,7 +235,7 @@ TEST_CASE("int8 gemm: requantised and dequantised outputs", "[avx512][int8]") {
 }
 
 TEST_CASE("int8 gemm: channel-blocked A and C", "[avx512][int8]") {
-  skipWithoutVnni();
+  MLCC_SKIP_WITHOUT("avx512vnni", "avx512_vnni");
   uint32_t seed = 300;
   for (int64_t m : {1, 5, 6, 13})
     for (int64_t n : {7, 16, 20, 70})
@@ -377,10 +370,7 @@ void checkBf16(int64_t m, int64_t n, int64_t k, bool residual, uint32_t seed) {
 } // namespace
 
 TEST_CASE("bf16 gemm: every tail, bias and residual", "[avx512][bf16]") {
-  if (!__builtin_cpu_supports("avx512bf16")) {
-    std::printf("SKIPPED: this CPU lacks avx512_bf16\n");
-    std::exit(77);
-  }
+  MLCC_SKIP_WITHOUT("avx512bf16", "avx512_bf16");
   uint32_t seed = 400;
   for (int64_t m : {1, 2, 5, 6, 13})
     for (int64_t n : {1, 16, 17, 70})

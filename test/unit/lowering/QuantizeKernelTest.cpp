@@ -35,13 +35,6 @@ using namespace mlcc::test;
 
 namespace {
 
-void skipWithoutAvx512() {
-  if (!__builtin_cpu_supports("avx512f")) {
-    std::printf("SKIPPED: this CPU lacks avx512f\n");
-    std::exit(77);
-  }
-}
-
 void check(int64_t n, float scale, int32_t zero, bool signedOutput,
            uint32_t seed) {
   INFO("n=" << n << " scale=" << scale << " zero=" << zero
@@ -83,7 +76,7 @@ void check(int64_t n, float scale, int32_t zero, bool signedOutput,
 } // namespace
 
 TEST_CASE("quantize: u8 and s8 over every tail", "[avx512][quantize]") {
-  skipWithoutAvx512();
+  MLCC_SKIP_WITHOUT("avx512f", "avx512f");
   uint32_t seed = 1;
   for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 100, 1000}) {
     check(n, 0.05f, 128, false, seed++);
@@ -109,10 +102,7 @@ TEST_CASE("quantize: bad specs are errors", "[avx512][quantize]") {
 
 TEST_CASE("bf16 conversion: every tail, rounding to nearest even",
           "[avx512][bf16]") {
-  if (!__builtin_cpu_supports("avx512bf16")) {
-    std::printf("SKIPPED: this CPU lacks avx512_bf16\n");
-    std::exit(77);
-  }
+  MLCC_SKIP_WITHOUT("avx512bf16", "avx512_bf16");
   std::mt19937 rng(9);
   std::normal_distribution<float> d(0, 100);
   for (int64_t n : {1, 15, 16, 17, 64, 65, 100}) {
