@@ -8,6 +8,8 @@
 #include "PackPanels.h"
 #include "Quantize.h"
 
+#include "mlcc/int8_pack.h"
+
 #include "mlcc/Reference/MlirBridge.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -99,12 +101,17 @@ bool planGemmEpilogue(Operation *op, OpLoweringContext &ctx,
 bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
                      const Int8GemmPlan &plan, bool threaded,
                      Int8GemmKernels &out) {
-  PackedInt8B packed =
-      plan.bf16
-          ? packBf16B(plan.bFloat.data(), plan.k, plan.n, plan.scale, plan.bias)
-          : packInt8B(plan.b.data(), plan.k, plan.n, plan.unsignedB, plan.zb,
-                      plan.za, plan.signedA, plan.scale, plan.bias,
-                      plan.intBias);
+  PackedInt8B packed;
+  if (plan.bf16)
+    packed =
+        packBf16B(plan.bFloat.data(), plan.k, plan.n, plan.scale, plan.bias);
+  else if (!plan.packAtRunTime)
+    packed =
+        packInt8B(plan.b.data(), plan.k, plan.n, plan.unsignedB, plan.zb,
+                  plan.za, plan.signedA, plan.scale, plan.bias, plan.intBias);
+  else
+    // B's zero points are not known: the kernel computes A's row sums.
+    packed.rowSums = true;
   Int8GemmSpec &spec = out.spec;
   spec.name = nodeName(op);
   spec.bf16 = plan.bf16;
@@ -119,6 +126,7 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
   spec.rowSums = packed.rowSums;
   spec.output = plan.output;
   spec.outputZero = plan.outputZero;
+  spec.outputZeroArgument = plan.packAtRunTime && plan.runtime.yZero;
   spec.residual = static_cast<bool>(plan.residual);
   spec.epilogue = plan.epilogue;
   std::vector<uint8_t> code;
@@ -128,10 +136,23 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
   }
   const std::string kind = plan.bf16 ? "_bf16" : "_int8";
   out.whole = ctx.addKernel(spec.name + kind, std::move(code));
-  std::vector<uint8_t> panels(packed.panels.begin(), packed.panels.end());
-  out.packed = ctx.addData(spec.name + "_packed", std::move(panels));
-  out.columns =
-      ctx.addData(spec.name + "_columns", std::move(packed.columnData));
+  if (plan.packAtRunTime) {
+    const int64_t panels = (spec.n + kInt8Panel - 1) / kInt8Panel;
+    const int64_t groups = (spec.k + 3) / 4;
+    auto bytes = [&](int64_t n) {
+      return ctx.address(
+          ctx.scratch(MemRefType::get({n}, ctx.builder().getIntegerType(8))));
+    };
+    out.packed = bytes(panels * groups * MLCC_INT8_PANEL_GROUP_BYTES);
+    out.columns = bytes(panels * kInt8ColumnDataBytes);
+    if (spec.outputZeroArgument)
+      out.outputZero = loadZeroPoint(ctx, plan.runtime.yZero);
+  } else {
+    std::vector<uint8_t> panels(packed.panels.begin(), packed.panels.end());
+    out.packed = ctx.addData(spec.name + "_packed", std::move(panels));
+    out.columns =
+        ctx.addData(spec.name + "_columns", std::move(packed.columnData));
+  }
   // Over the pool: chunks of columns, as the f32 GEMM's; a chunk kernel
   // that cannot be generated leaves the whole one on one thread.
   int64_t chunks = (spec.n + kThreadedColumns - 1) / kThreadedColumns;
@@ -155,10 +176,16 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
 void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
                   Value a, Value c, Value residual) {
   const Int8GemmSpec &spec = kernels.spec;
-  // mlcc_int8_gemm_args: a, packed_b, column_data, c (, residual).
+  // mlcc_int8_gemm_args: a, packed_b, column_data, c (, residual (,
+  // output_zero)).
   SmallVector<Value> fields{a, kernels.packed, kernels.columns, c};
-  if (spec.residual)
-    fields.push_back(residual);
+  OpBuilder &b = ctx.builder();
+  if (spec.residual || spec.outputZeroArgument)
+    fields.push_back(spec.residual
+                         ? residual
+                         : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64));
+  if (spec.outputZeroArgument)
+    fields.push_back(kernels.outputZero);
   if (kernels.chunks == 0) {
     ctx.callKernel(kernels.whole, fields);
     return;
@@ -172,11 +199,78 @@ void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
       spec.cBlockStride ? 4 * spec.cBlockStride : kThreadedColumns;
   SmallVector<int64_t> strides{0, groups * 4 * 64, 4 * kInt8ColumnDataBytes,
                                cElements * outputBytes(spec.output)};
-  if (spec.residual)
-    strides.push_back(cElements * 4);
+  if (spec.residual || spec.outputZeroArgument)
+    strides.push_back(spec.residual ? cElements * 4 : 0);
+  if (spec.outputZeroArgument)
+    strides.push_back(0);
   emitChunkedKernelCalls(
       ctx, {kernels.whole, kernels.chunk, kernels.tail, kernels.chunks}, fields,
       strides);
+}
+
+bool runtimeScalars(Value v, int64_t slices, bool zeroPoint) {
+  if (isa<NoneType>(v.getType()))
+    return zeroPoint;
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() &&
+         (zeroPoint ? t.getElementType().isInteger(8)
+                    : t.getElementType().isF32()) &&
+         oneOrPerSlice(t.getNumElements(), slices);
+}
+
+Value loadZeroPoint(OpLoweringContext &ctx, Value v) {
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  if (!v || isa<NoneType>(v.getType()))
+    return b.create<arith::ConstantIntOp>(loc, 0, 64);
+  Value buffer = ctx.buffer(v);
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> zeros(type.getRank(), indexConst(b, loc, 0));
+  Value byte = b.create<memref::LoadOp>(loc, buffer, zeros);
+  if (isUnsignedTensor(v))
+    return b.create<arith::ExtUIOp>(loc, b.getI64Type(), byte);
+  return b.create<arith::ExtSIOp>(loc, b.getI64Type(), byte);
+}
+
+void packAtRunTime(OpLoweringContext &ctx, const Int8GemmPlan &plan,
+                   const Int8GemmKernels &kernels, Value b) {
+  OpBuilder &builder = ctx.builder();
+  Location loc = ctx.loc();
+  const RuntimeOperands &r = plan.runtime;
+  auto i64 = [&](int64_t v) {
+    return builder.create<arith::ConstantIntOp>(loc, v, 64);
+  };
+  auto addressOf = [&](Value v) {
+    return v && !isa<NoneType>(v.getType()) ? ctx.address(ctx.buffer(v))
+                                            : i64(0);
+  };
+  auto count = [&](Value v) {
+    return i64(v && !isa<NoneType>(v.getType()) ? numElements(v) : 1);
+  };
+  // mlcc_int8_pack_args, field by field.
+  static_assert(sizeof(mlcc_int8_pack_args) == 17 * 8 &&
+                    offsetof(mlcc_int8_pack_args, column_data) == 16 * 8,
+                "mlcc_int8_pack_args: 17 fields of 8 bytes");
+  SmallVector<Value> fields{
+      b ? b : addressOf(r.b),
+      i64(plan.k),
+      i64(plan.n),
+      i64(r.strideK),
+      i64(r.strideN),
+      i64((plan.unsignedB ? MLCC_INT8_PACK_B_UNSIGNED : 0) |
+          (plan.signedA ? MLCC_INT8_PACK_A_SIGNED : 0)),
+      addressOf(r.aZero),
+      addressOf(r.bZero),
+      count(r.bZero),
+      addressOf(r.aScale),
+      addressOf(r.bScale),
+      count(r.bScale),
+      addressOf(r.yScale),
+      i64(0), // bias: a run-time f32 bias is not planned
+      addressOf(r.intBias),
+      kernels.packed,
+      kernels.columns};
+  ctx.callRuntime("mlcc_int8_pack_b", fields);
 }
 
 TargetLowering emitInt8Gemm(Operation *op, OpLoweringContext &ctx,
@@ -184,10 +278,39 @@ TargetLowering emitInt8Gemm(Operation *op, OpLoweringContext &ctx,
   Int8GemmKernels kernels;
   if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))
     return TargetLowering::Failed;
-  callInt8Gemm(ctx, kernels, ctx.address(ctx.buffer(plan.a)),
-               ctx.address(ctx.buffer(plan.result)),
-               plan.residual ? ctx.address(ctx.buffer(plan.residual))
-                             : Value());
+  Value a = ctx.address(ctx.buffer(plan.a));
+  Value c = ctx.address(ctx.buffer(plan.result));
+  Value residual =
+      plan.residual ? ctx.address(ctx.buffer(plan.residual)) : Value();
+  if (!plan.packAtRunTime) {
+    callInt8Gemm(ctx, kernels, a, c, residual);
+    return TargetLowering::Lowered;
+  }
+  if (plan.batches == 1) {
+    packAtRunTime(ctx, plan, kernels);
+    callInt8Gemm(ctx, kernels, a, c, residual);
+    return TargetLowering::Lowered;
+  }
+  // A batched matmul: each batch packs its own B.
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  Value bAddress = ctx.address(ctx.buffer(plan.runtime.b));
+  auto loop = b.create<scf::ForOp>(loc, indexConst(b, loc, 0),
+                                   indexConst(b, loc, plan.batches),
+                                   indexConst(b, loc, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value i =
+      b.create<arith::IndexCastOp>(loc, b.getI64Type(), loop.getInductionVar());
+  auto at = [&](Value base, int64_t bytes) {
+    return b.create<arith::AddIOp>(
+        loc, base,
+        b.create<arith::MulIOp>(
+            loc, i, b.create<arith::ConstantIntOp>(loc, bytes, 64)));
+  };
+  packAtRunTime(ctx, plan, kernels, at(bAddress, plan.k * plan.n));
+  callInt8Gemm(ctx, kernels, at(a, plan.m * plan.k),
+               at(c, plan.m * plan.n * outputBytes(plan.output)), Value());
   return TargetLowering::Lowered;
 }
 

@@ -32,9 +32,26 @@ inline bool oneOrPerSlice(size_t count, int64_t slices) {
 bool constantInts(OpLoweringContext &ctx, mlir::Value v,
                   std::vector<int32_t> &out);
 
+/// A B, zero points or scales that are graph inputs: the model's code
+/// packs B with them (mlcc_int8_pack_b, mlcc/int8_pack.h) when the op runs,
+/// from these values' buffers (null: none, which reads as 0 or 1).
+struct RuntimeOperands {
+  /// B[k][n] is element k * strideK + n * strideN of b's buffer.
+  mlir::Value b;
+  int64_t strideK = 0, strideN = 1;
+  mlir::Value aZero, bZero, aScale, bScale, yScale, yZero, intBias;
+};
+
 /// A [rows x K] (A's leading dims are rows) x B [K x N] constant, int32
 /// accumulators, then the output's epilogue.
 struct Int8GemmPlan {
+  /// B and its quantisation are packed at run time from `runtime`; b, zb,
+  /// za, scale, intBias and outputZero are then not read.
+  bool packAtRunTime = false;
+  RuntimeOperands runtime;
+  /// Packed at run time: A, B and C hold this many matrices one after
+  /// another (a batched matmul), each B packed before its product.
+  int64_t batches = 1;
   /// bf16 x bf16 (Int8GemmSpec::bf16): B in bFloat, A a bf16 buffer.
   bool bf16 = false;
   std::vector<float> bFloat; // K x N
@@ -72,7 +89,11 @@ struct Int8GemmKernels {
   /// Column chunks over the thread pool; chunks == 0 when there are none.
   std::string chunk, tail;
   int64_t chunks = 0;
+  /// Addresses of packed B and its column data: in the object's data, or,
+  /// packed at run time, of scratch buffers that packAtRunTime fills.
   mlir::Value packed, columns;
+  /// Int8GemmSpec::outputZeroArgument's value (i64), or null.
+  mlir::Value outputZero;
 };
 
 /// Packs B and generates the kernels; false after an error on `op`.
@@ -80,6 +101,19 @@ struct Int8GemmKernels {
 bool prepareInt8Gemm(mlir::Operation *op, OpLoweringContext &ctx,
                      const Int8GemmPlan &plan, bool threaded,
                      Int8GemmKernels &out);
+
+/// Packs B (at address `b`, or the buffer of plan.runtime.b when null) into
+/// the scratch buffers of `kernels`, for a plan packed at run time.
+void packAtRunTime(OpLoweringContext &ctx, const Int8GemmPlan &plan,
+                   const Int8GemmKernels &kernels, mlir::Value b = {});
+
+/// Whether `v` (a scale: f32; a zero point: 8-bit; none) holds one value,
+/// or one per slice of `slices`.
+bool runtimeScalars(mlir::Value v, int64_t slices, bool zeroPoint);
+
+/// Element 0 of the 8-bit tensor `v` (a zero point) as an i64, extended
+/// by its signedness; 0 for none.
+mlir::Value loadZeroPoint(OpLoweringContext &ctx, mlir::Value v);
 
 /// Calls the kernels on A at address `a`, C at `c` (and the residual at
 /// `residual`, when the plan has one): over the pool when they were

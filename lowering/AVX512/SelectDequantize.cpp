@@ -1,5 +1,4 @@
-//===- SelectDequantize.cpp - DequantizeLinear computed only if read
-//-------===//
+//===- SelectDequantize.cpp - DequantizeLinear computed only if read -----===//
 //
 // In a QDQ graph every quantised layer reads its input and its weight
 // through a DequantizeLinear, and the int8 selectors (SelectQdqGemm.cpp,

@@ -3,11 +3,12 @@
 // ConvInteger (int32 out), QLinearConv (u8/s8 out, its int32 bias in the
 // accumulators) and f32 Conv/fused_conv between DequantizeLinear ops (the
 // QDQ form: f32 out with the bias, residual and activation of fused_conv),
-// with a constant weight, group 1 and constant scales and zero points, on
-// a --cpu with AVX512-VNNI; and, under --precision bf16, f32 Conv and
-// fused_conv with a constant weight, their input rounded to bf16. Each runs
-// per image as one GEMM of GemmInt8.h (int8 or bf16): rows are output
-// pixels, K the patch, N the output channels.
+// with group 1, on a --cpu with AVX512-VNNI (a constant weight, scales and
+// zero points packed now; ConvInteger's and QLinearConv's that are graph
+// inputs packed by the model's code when the op runs, from NCHW); and, under
+// --precision bf16, f32 Conv and fused_conv with a constant weight, their input
+// rounded to bf16. Each runs per image as one GEMM of GemmInt8.h (int8 or
+// bf16): rows are output pixels, K the patch, N the output channels.
 //
 // Layouts: the result is written straight into NCHW16c (the GEMM's column
 // blocks are the channel blocks), as the f32 convs write it, so the next
@@ -46,6 +47,9 @@ struct ConvGeometry {
   int64_t n = 0, c = 0, h = 0, w = 0, oc = 0, kh = 0, kw = 0;
   int64_t strides[2] = {1, 1}, dilations[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
   int64_t oh = 0, ow = 0;
+  /// The input is gathered from NCHW whatever its channels: a weight packed
+  /// at run time is read in its own (c, kh, kw) order.
+  bool plainInput = false;
 };
 
 /// Group 1, 2-D, explicit pads (or VALID), the result's shape as ONNX
@@ -87,7 +91,9 @@ bool planGeometry(Operation *op, Value x, Value w, Value y, ConvGeometry &g) {
 }
 
 /// Whether the input is read in NCHW16c (else gathered from NCHW).
-bool blockedInput(const ConvGeometry &g) { return g.c >= kConvBlock; }
+bool blockedInput(const ConvGeometry &g) {
+  return !g.plainInput && g.c >= kConvBlock;
+}
 
 /// Whether the GEMM reads its rows straight from the blocked input.
 bool inPlaceInput(const ConvGeometry &g) {
@@ -101,13 +107,18 @@ bool inPlaceInput(const ConvGeometry &g) {
 /// one, whose padding rows of column o hold pad(o) (the weight's zero
 /// point, 0 in bf16). plan.bf16 is set. The result is blocked: a plane
 /// between column blocks.
-template <typename T, typename Pad>
-void planGemm(const ConvGeometry &g, const std::vector<T> &weight, Pad pad,
-              std::vector<T> &b, Int8GemmPlan &plan) {
+/// Rows, columns and the blocked result of the GEMM of one image.
+void planGemmOutput(const ConvGeometry &g, Int8GemmPlan &plan) {
   plan.m = g.oh * g.ow;
   plan.n = g.oc;
   plan.ldc = kConvBlock;
   plan.cBlockStride = plan.m * kConvBlock;
+}
+
+template <typename T, typename Pad>
+void planGemm(const ConvGeometry &g, const std::vector<T> &weight, Pad pad,
+              std::vector<T> &b, Int8GemmPlan &plan) {
+  planGemmOutput(g, plan);
   const int64_t taps = g.kh * g.kw;
   auto w = [&](int64_t o, int64_t c, int64_t tap) {
     return weight[(o * g.c + c) * taps + tap];
@@ -140,24 +151,64 @@ void planInt8Gemm(const ConvGeometry &g, const std::vector<int32_t> &weight,
   planGemm(g, weight, zb, plan.b, plan);
 }
 
+/// W, zero points and scales read when the op runs (mlcc_int8_pack_b), W
+/// as it is: B[(c, kh, kw)][oc], over an NCHW input. x's zero point one
+/// value, w's one or one per output channel.
+bool planRuntimeWeight(Value x, Value w, Value xZero, Value wZero,
+                       ConvGeometry &g, Int8GemmPlan &plan) {
+  if (!runtimeScalars(xZero, 1, true) || !runtimeScalars(wZero, g.oc, true))
+    return false;
+  g.plainInput = true;
+  planGemmOutput(g, plan);
+  plan.k = g.c * g.kh * g.kw;
+  plan.packAtRunTime = true;
+  plan.runtime.b = w;
+  plan.runtime.strideK = 1;
+  plan.runtime.strideN = plan.k;
+  plan.runtime.aZero = xZero;
+  plan.runtime.bZero = wZero;
+  plan.a = x;
+  plan.signedA = !isUnsignedTensor(x);
+  plan.unsignedB = isUnsignedTensor(w);
+  return true;
+}
+
 /// ConvInteger(x, w, x_zero_point, w_zero_point).
 bool planConvInteger(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
                      Int8GemmPlan &plan) {
   Value x = op->getOperand(0), w = op->getOperand(1);
   std::vector<int32_t> weight, za;
   if (!isInt8Tensor(x) || !isInt8Tensor(w) ||
-      !planGeometry(op, x, w, op->getResult(0), g) ||
-      !constantInts(ctx, w, weight) ||
+      !planGeometry(op, x, w, op->getResult(0), g))
+    return false;
+  plan.output = Int8GemmOutput::Int32;
+  if (!constantInts(ctx, w, weight) ||
       !constantInts(ctx, op->getOperand(2), za) || za.size() != 1 ||
       !constantInts(ctx, op->getOperand(3), plan.zb) ||
-      !oneOrPerSlice(plan.zb.size(), g.oc))
-    return false;
+      !oneOrPerSlice(plan.zb.size(), g.oc)) {
+    plan = Int8GemmPlan();
+    plan.output = Int8GemmOutput::Int32;
+    return planRuntimeWeight(x, w, op->getOperand(2), op->getOperand(3), g,
+                             plan);
+  }
   plan.a = x;
   plan.za = za[0];
   plan.signedA = !isUnsignedTensor(x);
   plan.unsignedB = isUnsignedTensor(w);
-  plan.output = Int8GemmOutput::Int32;
   planInt8Gemm(g, weight, plan);
+  return true;
+}
+
+/// QLinearConv's int32 bias B (one per output channel) as constants in
+/// plan.intBias; false when it is not a constant of that shape.
+bool constantIntBias(OpLoweringContext &ctx, Value bias, int64_t oc,
+                     Int8GemmPlan &plan) {
+  ElementsAttr attr = ctx.constantValue(bias);
+  if (!attr || !attr.getElementType().isInteger(32) ||
+      attr.getNumElements() != oc)
+    return false;
+  for (const APInt &v : attr.getValues<APInt>())
+    plan.intBias.push_back(static_cast<int32_t>(v.getSExtValue()));
   return true;
 }
 
@@ -166,41 +217,58 @@ bool planConvInteger(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
 bool planQLinearConv(Operation *op, OpLoweringContext &ctx, ConvGeometry &g,
                      Int8GemmPlan &plan) {
   Value x = op->getOperand(0), w = op->getOperand(3), y = op->getResult(0);
+  if (!isInt8Tensor(x) || !isInt8Tensor(w) || !isInt8Tensor(y) ||
+      !planGeometry(op, x, w, y, g))
+    return false;
+  plan.output = isUnsignedTensor(y) ? Int8GemmOutput::U8 : Int8GemmOutput::S8;
+  Value bias = op->getNumOperands() > 8 ? op->getOperand(8) : Value();
+  if (bias && isa<NoneType>(bias.getType()))
+    bias = Value();
   std::vector<int32_t> weight, za, zy;
   std::vector<float> ws;
   float xs, ys;
-  if (!isInt8Tensor(x) || !isInt8Tensor(w) || !isInt8Tensor(y) ||
-      !planGeometry(op, x, w, y, g) || !constantInts(ctx, w, weight) ||
-      !constantScalar(ctx, op->getOperand(1), xs) ||
-      !constantInts(ctx, op->getOperand(2), za) || za.size() != 1 ||
-      !constantFloats(ctx, op->getOperand(4), ws) ||
-      !oneOrPerSlice(ws.size(), g.oc) ||
-      !constantInts(ctx, op->getOperand(5), plan.zb) ||
-      !oneOrPerSlice(plan.zb.size(), g.oc) ||
-      !constantScalar(ctx, op->getOperand(6), ys) || ys == 0 ||
-      !constantInts(ctx, op->getOperand(7), zy) || zy.size() != 1)
-    return false;
-  Value bias = op->getNumOperands() > 8 ? op->getOperand(8) : Value();
-  if (bias && !isa<NoneType>(bias.getType())) {
-    ElementsAttr attr = ctx.constantValue(bias);
-    if (!attr || !attr.getElementType().isInteger(32) ||
-        attr.getNumElements() != g.oc)
-      return false;
-    for (const APInt &v : attr.getValues<APInt>())
-      plan.intBias.push_back(static_cast<int32_t>(v.getSExtValue()));
+  if (constantInts(ctx, w, weight) &&
+      constantScalar(ctx, op->getOperand(1), xs) &&
+      constantInts(ctx, op->getOperand(2), za) && za.size() == 1 &&
+      constantFloats(ctx, op->getOperand(4), ws) &&
+      oneOrPerSlice(ws.size(), g.oc) &&
+      constantInts(ctx, op->getOperand(5), plan.zb) &&
+      oneOrPerSlice(plan.zb.size(), g.oc) &&
+      constantScalar(ctx, op->getOperand(6), ys) && ys != 0 &&
+      constantInts(ctx, op->getOperand(7), zy) && zy.size() == 1 &&
+      (!bias || constantIntBias(ctx, bias, g.oc, plan))) {
+    plan.a = x;
+    plan.za = za[0];
+    plan.signedA = !isUnsignedTensor(x);
+    plan.unsignedB = isUnsignedTensor(w);
+    plan.outputZero = zy[0];
+    planInt8Gemm(g, weight, plan);
+    plan.scale.resize(g.oc);
+    // The reference's order: (xs * ws) / ys, in f32.
+    for (int64_t o = 0; o < g.oc; ++o)
+      plan.scale[o] = xs * ws[ws.size() == 1 ? 0 : o] / ys;
+    return true;
   }
-  plan.a = x;
-  plan.za = za[0];
-  plan.signedA = !isUnsignedTensor(x);
-  plan.unsignedB = isUnsignedTensor(w);
-  plan.output = isUnsignedTensor(y) ? Int8GemmOutput::U8 : Int8GemmOutput::S8;
-  plan.outputZero = zy[0];
-  planInt8Gemm(g, weight, plan);
-  plan.scale.resize(g.oc);
-  // The reference's order: (xs * ws) / ys, in f32.
-  for (int64_t o = 0; o < g.oc; ++o)
-    plan.scale[o] = xs * ws[ws.size() == 1 ? 0 : o] / ys;
-  return true;
+  Int8GemmOutput output = plan.output;
+  plan = Int8GemmPlan();
+  plan.output = output;
+  if (!planRuntimeWeight(x, w, op->getOperand(2), op->getOperand(5), g, plan))
+    return false;
+  RuntimeOperands &r = plan.runtime;
+  r.aScale = op->getOperand(1);
+  r.bScale = op->getOperand(4);
+  r.yScale = op->getOperand(6);
+  r.yZero = op->getOperand(7);
+  r.intBias = bias;
+  auto intBias = [&](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.hasStaticShape() && t.getElementType().isInteger(32) &&
+           t.getNumElements() == g.oc;
+  };
+  return runtimeScalars(r.aScale, 1, false) &&
+         runtimeScalars(r.bScale, g.oc, false) &&
+         runtimeScalars(r.yScale, 1, false) &&
+         runtimeScalars(r.yZero, 1, true) && (!bias || intBias(bias));
 }
 
 /// The f32 bias of conv/fused_conv, and fused_conv's residual and
@@ -434,7 +502,15 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   Value residualAddress =
       residual ? ctx.address(blockedOperand(residual, ctx, state)) : Value();
   // Spatial padding: the quantised 0 (bf16 +0 is all zero bits).
-  Value pad = b.create<arith::ConstantIntOp>(loc, plan.za, 8 * inputBytes);
+  Value pad =
+      plan.packAtRunTime
+          ? b.create<arith::TruncIOp>(loc, inputElement,
+                                      loadZeroPoint(ctx, plan.runtime.aZero))
+                .getResult()
+          : b.create<arith::ConstantIntOp>(loc, plan.za, 8 * inputBytes)
+                .getResult();
+  if (plan.packAtRunTime)
+    packAtRunTime(ctx, plan, kernels);
   // Built first and filled after: the kernel calls need the loop to be in
   // the function already.
   auto loop =

@@ -1,10 +1,12 @@
 //===- SelectQuantGemm.cpp - ONNX's integer matmuls -> VNNI kernels -------===//
 //
 // MatMulInteger (int32 out) and QLinearMatMul (u8/s8 out, requantised in
-// the kernel's epilogue) with a constant 2-D B and constant zero points and
-// scales, on a --cpu with AVX512-VNNI: A's leading dims are rows of one
-// GEMM. Other forms (B computed at run time, per-row A zero points or
-// scales, no VNNI) stay with the portable integer lowering.
+// the kernel's epilogue) on a --cpu with AVX512-VNNI. A constant 2-D B
+// with constant zero points and scales is packed now, and A's leading dims
+// are rows of one GEMM. Otherwise (B, a zero point or a scale is a graph
+// input; a batched B) the model's code packs B when the op runs, each
+// batch's in turn. Per-row A zero points or scales, broadcast batches and
+// CPUs without VNNI stay with the portable integer lowering.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,59 +19,114 @@ namespace mlcc::avx512 {
 
 namespace {
 
-/// A [..., M, K] x B [K, N] constant, with A's zero point one constant.
-bool planOperands(OpLoweringContext &ctx, Value a, Value b, Value aZero,
-                  Value bZero, Int8GemmPlan &plan) {
+/// A [..., M, K] x B [K, N] of 8-bit types; or, for a B packed at run
+/// time, B [..., K, N] with A's leading dims (one product per batch).
+bool planShapes(Value a, Value b, bool runtime, Int8GemmPlan &plan) {
+  if (!isInt8Tensor(a) || !isInt8Tensor(b))
+    return false;
   ArrayRef<int64_t> as = shapeOf(a), bs = shapeOf(b);
-  std::vector<int32_t> za;
-  if (!isInt8Tensor(a) || !isInt8Tensor(b) || as.size() < 2 || bs.size() != 2 ||
-      as.back() != bs[0] || !constantInts(ctx, b, plan.b) ||
-      !constantInts(ctx, aZero, za) || za.size() != 1 ||
-      !constantInts(ctx, bZero, plan.zb) ||
-      !oneOrPerSlice(plan.zb.size(), bs[1]))
+  const size_t rank = bs.size();
+  if (as.size() < 2 || rank < 2 || as.back() != bs[rank - 2] ||
+      (rank > 2 && (!runtime || as.size() != rank ||
+                    !std::equal(bs.begin(), bs.end() - 2, as.begin()))))
     return false;
   plan.a = a;
   plan.signedA = !isUnsignedTensor(a);
   plan.unsignedB = isUnsignedTensor(b);
+  plan.k = bs[rank - 2];
+  plan.n = bs[rank - 1];
+  if (plan.k == 0 || plan.n == 0)
+    return false;
+  plan.batches = numElements(b) / (plan.k * plan.n);
+  plan.m = numElements(a) / plan.batches / plan.k;
+  return true;
+}
+
+/// A constant B with constant zero points, A's one value (after
+/// planShapes).
+bool planConstantB(OpLoweringContext &ctx, Value b, Value aZero, Value bZero,
+                   Int8GemmPlan &plan) {
+  std::vector<int32_t> za;
+  if (!constantInts(ctx, b, plan.b) || !constantInts(ctx, aZero, za) ||
+      za.size() != 1 || !constantInts(ctx, bZero, plan.zb) ||
+      !oneOrPerSlice(plan.zb.size(), plan.n))
+    return false;
   plan.za = za[0];
-  plan.k = bs[0];
-  plan.n = bs[1];
-  plan.m = numElements(a) / std::max<int64_t>(plan.k, 1);
-  return plan.k > 0;
+  return true;
+}
+
+/// B, zero points and scales read when the op runs (mlcc_int8_pack_b): A's
+/// zero point and scale and the output's one value each, B's one or one
+/// per column (one for a batched B).
+bool planRuntimeB(Value a, Value b, Value aZero, Value bZero,
+                  Int8GemmPlan &plan) {
+  if (!planShapes(a, b, true, plan))
+    return false;
+  int64_t columns = plan.batches == 1 ? plan.n : 1;
+  if (!runtimeScalars(aZero, 1, true) || !runtimeScalars(bZero, columns, true))
+    return false;
+  plan.packAtRunTime = true;
+  plan.runtime.b = b;
+  plan.runtime.strideK = plan.n;
+  plan.runtime.aZero = aZero;
+  plan.runtime.bZero = bZero;
+  return true;
 }
 
 bool planMatmulInteger(Operation *op, OpLoweringContext &ctx,
                        Int8GemmPlan &plan) {
+  Value a = op->getOperand(0), b = op->getOperand(1);
   plan.result = op->getResult(0);
   plan.output = Int8GemmOutput::Int32;
-  return planOperands(ctx, op->getOperand(0), op->getOperand(1),
-                      op->getOperand(2), op->getOperand(3), plan);
+  if (planShapes(a, b, false, plan) &&
+      planConstantB(ctx, b, op->getOperand(2), op->getOperand(3), plan))
+    return true;
+  plan = Int8GemmPlan();
+  plan.result = op->getResult(0);
+  return planRuntimeB(a, b, op->getOperand(2), op->getOperand(3), plan);
 }
 
 /// y = saturate(round(acc * sa * sb[n] / sy) + zy).
 bool planQLinearMatmul(Operation *op, OpLoweringContext &ctx,
                        Int8GemmPlan &plan) {
+  Value a = op->getOperand(0), b = op->getOperand(3);
   plan.result = op->getResult(0);
-  float sa, sy;
-  std::vector<float> sb;
-  std::vector<int32_t> zy;
-  if (!planOperands(ctx, op->getOperand(0), op->getOperand(3),
-                    op->getOperand(2), op->getOperand(5), plan) ||
-      !isInt8Tensor(plan.result) ||
-      !constantScalar(ctx, op->getOperand(1), sa) ||
-      !constantFloats(ctx, op->getOperand(4), sb) ||
-      !oneOrPerSlice(sb.size(), plan.n) ||
-      !constantScalar(ctx, op->getOperand(6), sy) ||
-      !constantInts(ctx, op->getOperand(7), zy) || zy.size() != 1 || sy == 0)
+  if (!isInt8Tensor(plan.result))
     return false;
   plan.output =
       isUnsignedTensor(plan.result) ? Int8GemmOutput::U8 : Int8GemmOutput::S8;
-  plan.scale.resize(plan.n);
-  // The reference's order: (sa * sb) / sy, in f32.
-  for (int64_t j = 0; j < plan.n; ++j)
-    plan.scale[j] = sa * sb[sb.size() == 1 ? 0 : j] / sy;
-  plan.outputZero = zy[0];
-  return true;
+  float sa, sy;
+  std::vector<float> sb;
+  std::vector<int32_t> zy;
+  if (planShapes(a, b, false, plan) &&
+      planConstantB(ctx, b, op->getOperand(2), op->getOperand(5), plan) &&
+      constantScalar(ctx, op->getOperand(1), sa) &&
+      constantFloats(ctx, op->getOperand(4), sb) &&
+      oneOrPerSlice(sb.size(), plan.n) &&
+      constantScalar(ctx, op->getOperand(6), sy) &&
+      constantInts(ctx, op->getOperand(7), zy) && zy.size() == 1 && sy != 0) {
+    plan.scale.resize(plan.n);
+    // The reference's order: (sa * sb) / sy, in f32.
+    for (int64_t j = 0; j < plan.n; ++j)
+      plan.scale[j] = sa * sb[sb.size() == 1 ? 0 : j] / sy;
+    plan.outputZero = zy[0];
+    return true;
+  }
+  Int8GemmOutput output = plan.output;
+  plan = Int8GemmPlan();
+  plan.result = op->getResult(0);
+  plan.output = output;
+  if (!planRuntimeB(a, b, op->getOperand(2), op->getOperand(5), plan))
+    return false;
+  const int64_t columns = plan.batches == 1 ? plan.n : 1;
+  plan.runtime.aScale = op->getOperand(1);
+  plan.runtime.bScale = op->getOperand(4);
+  plan.runtime.yScale = op->getOperand(6);
+  plan.runtime.yZero = op->getOperand(7);
+  return runtimeScalars(plan.runtime.aScale, 1, false) &&
+         runtimeScalars(plan.runtime.bScale, columns, false) &&
+         runtimeScalars(plan.runtime.yScale, 1, false) &&
+         runtimeScalars(plan.runtime.yZero, 1, true);
 }
 
 } // namespace

@@ -1,7 +1,8 @@
 //===- SelectQuantize.cpp - QuantizeLinear -> an AVX-512 kernel -----------===//
 //
-// A per-tensor graph.quantize (constant scale and zero point) from f32 to
-// u8 or s8 runs as one generated kernel (Kernels/Quantize.h). When its
+// A per-tensor graph.quantize from f32 to u8 or s8 runs as one generated
+// kernel (Kernels/Quantize.h), its scale and zero point constants in the
+// code or, when they are graph inputs, read as it runs. When its
 // input is held in NCHW16c (a conv's output), it quantises the blocked
 // buffer and its result stays blocked: the int8 convs (SelectQuantConv.cpp)
 // read their input from there, so a conv chain never goes through NCHW.
@@ -28,14 +29,20 @@ TargetLowering selectQuantize(Operation *op, OpLoweringContext &ctx,
       op->getNumOperands() < 2)
     return TargetLowering::Declined;
   Value x = op->getOperand(0), result = op->getResult(0);
+  Value scale = op->getOperand(1);
+  Value zeroPoint = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
   QuantizeSpec spec;
   std::vector<int32_t> zero{0};
-  if (!isF32Tensor(x) || !isInt8Tensor(result) ||
-      !constantScalar(ctx, op->getOperand(1), spec.scale) ||
-      (op->getNumOperands() > 2 &&
-       !constantInts(ctx, op->getOperand(2), zero)) ||
-      zero.size() != 1)
+  if (!isF32Tensor(x) || !isInt8Tensor(result))
     return TargetLowering::Declined;
+  if (!constantScalar(ctx, scale, spec.scale) ||
+      (zeroPoint && !constantInts(ctx, zeroPoint, zero)) || zero.size() != 1) {
+    // Read when the kernel runs: one scale and one zero point.
+    if (!runtimeScalars(scale, 1, false) ||
+        (zeroPoint && !runtimeScalars(zeroPoint, 1, true)))
+      return TargetLowering::Declined;
+    spec.runtimeParameters = true;
+  }
   spec.name = nodeName(op);
   spec.zero = zero[0];
   spec.signedOutput = !isUnsignedTensor(result);
@@ -61,6 +68,11 @@ TargetLowering selectQuantize(Operation *op, OpLoweringContext &ctx,
   Value zero64 = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
   SmallVector<Value> fields(MLCC_ELTWISE_MAX_SRC, zero64);
   fields[0] = ctx.address(src);
+  if (spec.runtimeParameters) {
+    fields[1] = ctx.address(ctx.buffer(scale));
+    if (zeroPoint && !isa<NoneType>(zeroPoint.getType()))
+      fields[2] = ctx.address(ctx.buffer(zeroPoint));
+  }
   fields.push_back(ctx.address(dst));
   fields.push_back(b.create<arith::ConstantIntOp>(ctx.loc(), spec.n, 64));
   ctx.callKernel(symbol, fields);

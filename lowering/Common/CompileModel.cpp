@@ -368,8 +368,11 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
   out.intermediateBytes = largest->intermediateBytes;
   out.arenaLowerBound = largest->arenaLowerBound;
   out.inPlaceResults = largest->inPlaceResults;
-  if (!device)
+  if (!device) {
     out.numKernels = host.kernels.size();
+    for (const NamedBytes &k : host.kernels)
+      out.kernelSymbols.push_back(k.name);
+  }
   out.profiledOps = host.profiledOps;
   return success();
 }

@@ -68,6 +68,8 @@ struct CompiledModel {
   uint64_t arenaLowerBound = 0;
   unsigned inPlaceResults = 0;
   size_t numKernels = 0;
+  /// A CPU target's kernel symbols (mlcc_<model>_k<i>_<node>_<kind>).
+  std::vector<std::string> kernelSymbols;
   /// A device target's launch sites in the host schedule (those of
   /// one-thread kernels among them) and read-backs of device scalars.
   unsigned launchSites = 0;

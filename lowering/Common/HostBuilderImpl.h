@@ -56,6 +56,7 @@ public:
   Value addData(StringRef hint, std::vector<uint8_t> bytes) override;
   std::string addKernel(StringRef hint, std::vector<uint8_t> code) override;
   void callKernel(StringRef symbol, ArrayRef<Value> fields) override;
+  void callRuntime(StringRef symbol, ArrayRef<Value> fields) override;
   void parallelFor(int64_t n, ArrayRef<Value> fields,
                    std::function<void(Value, ValueRange)> body) override;
   Value numThreads() override;

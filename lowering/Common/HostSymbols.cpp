@@ -165,6 +165,12 @@ void HostBuilder::callKernel(StringRef symbol, ArrayRef<Value> fields) {
   b.create<func::CallOp>(currentLoc, symbol, TypeRange{}, ValueRange{cast});
 }
 
+void HostBuilder::callRuntime(StringRef symbol, ArrayRef<Value> fields) {
+  declareRuntime(symbol,
+                 b.getFunctionType({MemRefType::get({1}, b.getI64Type())}, {}));
+  callKernel(symbol, fields);
+}
+
 void HostBuilder::declareRuntime(StringRef name, FunctionType type) {
   if (host.lookupSymbol(name))
     return;

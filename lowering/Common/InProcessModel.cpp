@@ -2,6 +2,7 @@
 
 #include "InProcessModel.h"
 
+#include "mlcc/int8_pack.h"
 #include "mlcc/runtime.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -36,6 +37,7 @@ static SymbolMap runtimeSymbols(LLJIT &jit) {
   add("mlcc_model_fail", &mlcc_model_fail);
   add("mlcc_threadpool_parallel_for", &mlcc_threadpool_parallel_for);
   add("mlcc_threadpool_num_threads", &mlcc_threadpool_num_threads);
+  add("mlcc_int8_pack_b", &mlcc_int8_pack_b);
   add("mlcc_device_queue_launch", &mlcc_device_queue_launch);
   add("mlcc_device_queue_read", &mlcc_device_queue_read);
   return symbols;

@@ -114,14 +114,17 @@ _Static_assert(offsetof(mlcc_gemm_args, residual) == 32, "gemm ABI");
 
 /** Arguments of a generated int8 GEMM kernel (lowering/AVX512/Kernels/
  *  GemmInt8.h): a is M x K u8 or s8, packed_b and column_data come from
- *  packInt8B, c is M x N int32, f32, u8 or s8 as the kernel was generated;
- *  residual (f32, laid out like c) is read only by kernels made with one. */
+ *  mlcc_int8_pack_b (mlcc/int8_pack.h), c is M x N int32, f32, u8 or s8 as
+ *  the kernel was generated; residual (f32, laid out like c) is read only by
+ *  kernels made with one, output_zero (its low 32 bits, the u8/s8 output's
+ *  zero point) only by kernels made with outputZeroArgument. */
 typedef struct mlcc_int8_gemm_args {
   const void *a;
   const int8_t *packed_b;
   const void *column_data;
   void *c;
   const float *residual;
+  int64_t output_zero;
 } mlcc_int8_gemm_args;
 
 typedef void (*mlcc_int8_gemm_kernel_fn)(const mlcc_int8_gemm_args *args);
@@ -132,6 +135,8 @@ static_assert(offsetof(mlcc_int8_gemm_args, column_data) == 16,
               "int8 gemm ABI");
 static_assert(offsetof(mlcc_int8_gemm_args, c) == 24, "int8 gemm ABI");
 static_assert(offsetof(mlcc_int8_gemm_args, residual) == 32, "int8 gemm ABI");
+static_assert(offsetof(mlcc_int8_gemm_args, output_zero) == 40,
+              "int8 gemm ABI");
 #endif
 
 /*===----------------------------------------------------------------------===*\

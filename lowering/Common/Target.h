@@ -93,6 +93,10 @@ public:
   /// struct in KernelABI.h.
   virtual void callKernel(llvm::StringRef symbol,
                           llvm::ArrayRef<mlir::Value> fields) = 0;
+  /// callKernel for a runtime function of that convention (`void
+  /// fn(const args *)`, e.g. mlcc_int8_pack_b), which the object imports.
+  virtual void callRuntime(llvm::StringRef symbol,
+                           llvm::ArrayRef<mlir::Value> fields) = 0;
 };
 
 /// The most i64 fields a parallelFor body can take.

@@ -15,6 +15,9 @@
 #include "mlcc/Driver/Driver.h"
 #include "mlcc/Reference/Executor.h"
 
+#include "CpuTarget.h"
+#include "mlcc/runtime.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -59,6 +62,15 @@ struct Options {
   /// With --compile-only: each test's device kernels in their text form
   /// (--emit device-asm) go to DIR/<test>.txt, for checks of their own.
   std::string deviceAsmDir;
+  /// avx512: the --cpu objects are compiled for (the run is skipped, exit
+  /// 77, on a machine without its features).
+  std::string cpu;
+  /// Only the tests of the expected list run (a suite of a few ops).
+  bool expectedOnly = false;
+  /// A test passes only when one of its kernels' symbols contains one of
+  /// these comma-separated texts ("_int8": the ops ran on the int8
+  /// kernels, not the portable lowering).
+  std::string requireKernel;
   bool update = false;
   bool verbose = false;
   int timeoutSeconds = 120;
@@ -111,6 +123,19 @@ bool matches(const std::string &pattern, const std::string &name) {
 /// runTest's answer for a test that --demoted-only leaves out.
 const char kSkipped[] = "skipped";
 
+/// Whether a kernel symbol of `object` contains one of the comma-separated
+/// texts of `names`.
+bool hasKernel(const lowering::CompiledModel &object,
+               const std::string &names) {
+  std::istringstream list(names);
+  std::string name;
+  while (std::getline(list, name, ','))
+    for (const std::string &k : object.kernelSymbols)
+      if (!name.empty() && k.find(name) != std::string::npos)
+        return true;
+  return false;
+}
+
 /// Runs one test in this process. Returns "" on pass, kSkipped, else the
 /// reason.
 std::string runTest(const std::string &dir, const std::string &name,
@@ -133,6 +158,7 @@ std::string runTest(const std::string &dir, const std::string &name,
     options.targetKernels = !opts.portableOnly;
     options.deviceFault = opts.deviceFault;
     options.target.vulkanNoFloat64 = opts.vulkanNoFloat64;
+    options.target.cpu = opts.cpu;
     if (opts.compileOnly) {
       lowering::CompiledModel object;
       options.keepDeviceAssembly = !opts.deviceAsmDir.empty();
@@ -153,6 +179,9 @@ std::string runTest(const std::string &dir, const std::string &name,
       return "compile: " + s.message();
     if (opts.demotedOnly && object.demotedKernels == 0)
       return kSkipped;
+    if (!opts.requireKernel.empty() && !hasKernel(object, opts.requireKernel))
+      return "no kernel named *" + opts.requireKernel + "* (" +
+             std::to_string(object.kernelSymbols.size()) + " kernels)";
     s = CompiledModelRunner::load(object, nullptr, compiled);
     if (s.failed())
       return "load: " + s.message();
@@ -227,7 +256,8 @@ int usage() {
                "[--filter PREFIX] [--target ref|avx512|vulkan|cuda|metal] "
                "[--portable-only] [--vulkan-no-float64 [--demoted-only]] "
                "[--compile-only [--device-asm-dir DIR]] "
-               "[--inject-device-fault offset|barriers] "
+               "[--inject-device-fault offset|barriers] [--cpu NAME] "
+               "[--expected-only] [--require-kernel TEXT[,TEXT...]] "
                "[--update] [-v] "
                "ROOT...\n");
   return 2;
@@ -265,7 +295,13 @@ int main(int argc, char **argv) {
         opts.deviceFault = lowering::DeviceFault::NoBarriers;
       else
         return usage();
-    } else if (a == "--update")
+    } else if (a == "--cpu" && i + 1 < argc)
+      opts.cpu = argv[++i];
+    else if (a == "--expected-only")
+      opts.expectedOnly = true;
+    else if (a == "--require-kernel" && i + 1 < argc)
+      opts.requireKernel = argv[++i];
+    else if (a == "--update")
       opts.update = true;
     else if (a == "-v")
       opts.verbose = true;
@@ -279,6 +315,18 @@ int main(int argc, char **argv) {
       (!opts.deviceAsmDir.empty() && !opts.compileOnly))
     return usage();
 
+  if (!opts.cpu.empty()) {
+    llvm::Expected<lowering::CpuTarget> cpu = lowering::resolveCpu(opts.cpu);
+    if (!cpu) {
+      std::fprintf(stderr, "mlcc-conformance: %s\n",
+                   llvm::toString(cpu.takeError()).c_str());
+      return 2;
+    }
+    if (mlcc_cpu_require(cpu->features, opts.cpu.c_str()) != MLCC_OK) {
+      std::printf("conformance: skipped: %s\n", mlcc_last_error_message());
+      return 77;
+    }
+  }
   auto exclusions = readList(opts.exclusionsFile);
   std::set<std::string> expected;
   for (auto &[name, _] : readList(opts.expectedFile))
@@ -289,7 +337,8 @@ int main(int argc, char **argv) {
   for (const std::string &root : opts.roots) {
     for (const std::string &name : listDir(root)) {
       std::string dir = root + "/" + name;
-      if (!isDir(dir) || !opts.filter.empty() && name.rfind(opts.filter, 0))
+      if (!isDir(dir) || (!opts.filter.empty() && name.rfind(opts.filter, 0)) ||
+          (opts.expectedOnly && !expected.count(name)))
         continue;
       bool skip = false;
       for (auto &[pattern, reason] : exclusions)
@@ -316,6 +365,14 @@ int main(int argc, char **argv) {
                     ok ? "" : ": ", reason.c_str());
     }
   }
+  if (opts.expectedOnly)
+    for (const std::string &name : expected)
+      if (!std::count(passing.begin(), passing.end(), name) &&
+          !std::any_of(regressions.begin(), regressions.end(),
+                       [&](const std::string &r) {
+                         return r.rfind(name + ": ", 0) == 0;
+                       }))
+        regressions.push_back(name + ": not found under the roots");
   std::sort(passing.begin(), passing.end());
   if (opts.update) {
     std::ofstream out(opts.expectedFile);

@@ -25,6 +25,7 @@
 #include "JitGenerator.h"
 
 #include "KernelABI.h"
+#include "mlcc/int8_pack.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -41,6 +42,10 @@ constexpr int kPanelGroupBytes = kInt8Panel * kGroupBytes;
 constexpr uint32_t kSignBits = 0x80808080u;
 constexpr uint32_t kOnes = 0x01010101u;
 constexpr int64_t kBlockK = 16; // k per block of a blocked A
+static_assert(kInt8Panel == MLCC_INT8_PANEL &&
+                  kPanelGroupBytes == MLCC_INT8_PANEL_GROUP_BYTES &&
+                  kInt8ColumnDataBytes == MLCC_INT8_COLUMN_DATA_BYTES,
+              "the layout of mlcc/int8_pack.h");
 
 /// k per lane of the dot product, and bytes of one element of A.
 int kPerGroup(bool bf16) { return bf16 ? 2 : 4; }
@@ -80,6 +85,8 @@ Status validate(const Int8GemmSpec &spec, int64_t lda, int64_t ldc) {
                                 kMaxBytes / (panels * kPanelGroupBytes),
              name, ": packed B of ", spec.k, " x ", spec.n,
              " is too large (2 GiB at most)");
+  MLCC_CHECK(!spec.outputZeroArgument || outputBytes(spec.output) == 1, name,
+             ": an output zero point is for a u8 or s8 output");
   MLCC_CHECK((spec.epilogue.empty() && !spec.residual) ||
                  spec.output == Int8GemmOutput::Float,
              name, ": a residual and epilogue ops need a float output");
@@ -254,7 +261,11 @@ void Int8GemmKernel::epilogue(int rows, int vectors, bool masked) {
     for (int j = 0; j < vectors; ++j) {
       Xbyak::Zmm z = acc(i, j, vectors);
       vcvtps2dq(z, z);
-      if (spec_.outputZero != 0)
+      if (spec_.outputZeroArgument)
+        vpaddd(z, z,
+               ptr_b[regArgs_ + static_cast<int>(offsetof(mlcc_int8_gemm_args,
+                                                          output_zero))]);
+      else if (spec_.outputZero != 0)
         vpaddd(z, z, cstBits(static_cast<uint32_t>(spec_.outputZero)));
       if (spec_.output == Int8GemmOutput::U8) {
         vpxord(tmp, tmp, tmp);
@@ -476,36 +487,39 @@ PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
                       const std::vector<float> &scale,
                       const std::vector<float> &bias,
                       const std::vector<int32_t> &intBias) {
+  // The run-time packer's bytes (mlcc/int8_pack.h), from the values as
+  // bytes of their own type.
+  std::vector<int8_t> bytes(static_cast<size_t>(k * n));
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<int8_t>(b[i]);
+  std::vector<int8_t> zbBytes(zb.begin(), zb.end());
+  const int8_t zaByte = static_cast<int8_t>(za);
   PackedInt8B out;
   const int64_t panels = (n + kInt8Panel - 1) / kInt8Panel;
-  const int64_t groups = groupsOf(k, /*bf16=*/false);
+  out.panels.resize(
+      static_cast<size_t>(panels * groupsOf(k, false) * kPanelGroupBytes));
+  out.columnData.resize(static_cast<size_t>(panels * kInt8ColumnDataBytes));
+  mlcc_int8_pack_args args = {};
+  args.b = bytes.data();
+  args.k = k;
+  args.n = n;
+  args.stride_k = n;
+  args.stride_n = 1;
+  args.flags = (bUnsigned ? MLCC_INT8_PACK_B_UNSIGNED : 0) |
+               (signedA ? MLCC_INT8_PACK_A_SIGNED : 0);
+  args.a_zero = &zaByte;
+  args.b_zero = zbBytes.data();
+  args.b_zero_count = static_cast<int64_t>(zbBytes.size());
+  args.b_scale = scale.empty() ? nullptr : scale.data();
+  args.b_scale_count = static_cast<int64_t>(scale.size());
+  args.bias = bias.empty() ? nullptr : bias.data();
+  args.int_bias = intBias.empty() ? nullptr : intBias.data();
+  args.packed = out.panels.data();
+  args.column_data = out.columnData.data();
+  mlcc_int8_pack_b(&args);
   const int32_t shiftB = bUnsigned ? 128 : 0;
-  const int32_t zaShifted = za + (signedA ? 128 : 0);
-  out.panels.assign(static_cast<size_t>(panels * groups * kPanelGroupBytes), 0);
-  out.columnData.assign(static_cast<size_t>(panels * kInt8ColumnDataBytes), 0);
-  for (int64_t col = 0; col < n; ++col) {
-    int64_t p = col / kInt8Panel, j = col % kInt8Panel;
-    int64_t colSum = 0;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      int32_t v = b[kk * n + col] - shiftB;
-      colSum += v;
-      out.panels[static_cast<size_t>(
-          ((p * groups + kk / 4) * kInt8Panel + j) * 4 + kk % 4)] =
-          static_cast<int8_t>(v);
-    }
-    int32_t zbShifted = zb[zb.size() == 1 ? 0 : col] - shiftB;
-    out.rowSums |= zbShifted != 0;
-    int32_t comp = static_cast<int32_t>(-int64_t(zaShifted) * colSum +
-                                        k * int64_t(zaShifted) * zbShifted +
-                                        (intBias.empty() ? 0 : intBias[col]));
-    float s = scale.empty() ? 1.0f : scale[col];
-    float c = bias.empty() ? 0.0f : bias[col];
-    uint8_t *data = out.columnData.data() + p * kInt8ColumnDataBytes;
-    std::memcpy(data + 0 * kZmmBytes + j * 4, &comp, 4);
-    std::memcpy(data + 1 * kZmmBytes + j * 4, &s, 4);
-    std::memcpy(data + 2 * kZmmBytes + j * 4, &c, 4);
-    std::memcpy(data + 3 * kZmmBytes + j * 4, &zbShifted, 4);
-  }
+  for (int32_t z : zb)
+    out.rowSums |= z - shiftB != 0;
   return out;
 }
 

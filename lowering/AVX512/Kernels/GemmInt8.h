@@ -91,6 +91,9 @@ struct Int8GemmSpec {
   /// U8/S8 output: added after rounding, before saturating (ONNX's order:
   /// saturate(round(x) + zero_point)).
   int32_t outputZero = 0;
+  /// The output zero point is args->output_zero, known at run time only
+  /// (outputZero is then not read).
+  bool outputZeroArgument = false;
   /// Float output: add args->residual (laid out like C) after the bias,
   /// then the elementwise ops (constant operands only): graph.fc's order.
   bool residual = false;

@@ -37,6 +37,7 @@ public:
         ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, src))]);
     mov(regDst_,
         ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, dst))]);
+    prologue();
     const int64_t vectors = n_ / kF32Lanes;
     const int64_t iters = vectors / kUnroll;
     if (iters > 0) {
@@ -62,6 +63,10 @@ public:
 
 protected:
   const Xbyak::Opmask kTail_ = k1;
+  const Xbyak::Reg64 regArgs_ = rdi;
+
+  /// Before the loop; the vectors use zmm0-3.
+  virtual void prologue() {}
 
   /// Narrows zmm `z` (loaded) into `dst`, under kTail_ when `masked`.
   virtual void convert(const Xbyak::Zmm &z, const Xbyak::Address &dst,
@@ -70,7 +75,6 @@ protected:
 private:
   const int64_t n_;
   const int dstBytes_;
-  const Xbyak::Reg64 regArgs_ = rdi;
   const Xbyak::Reg64 regSrc_ = rsi;
   const Xbyak::Reg64 regDst_ = rdx;
   const Xbyak::Reg64 regIter_ = rcx;
@@ -92,17 +96,57 @@ public:
 
 private:
   const QuantizeSpec &spec_;
+  /// Run-time parameters: the scale, zero point and clamping bounds.
+  const Xbyak::Zmm scale_ = zmm31, zero_ = zmm30, low_ = zmm29, high_ = zmm28;
+
+  int qmin() const { return spec_.signedOutput ? -128 : 0; }
+  int qmax() const { return spec_.signedOutput ? 127 : 255; }
+
+  void prologue() override {
+    if (!spec_.runtimeParameters)
+      return;
+    auto source = [&](int i) {
+      return ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, src) +
+                                             i * sizeof(void *))];
+    };
+    mov(rax, source(1));
+    vbroadcastss(scale_, ptr[rax]);
+    // The zero point, 0 without one, extended by the output's type.
+    Xbyak::Label none, loaded;
+    mov(rax, source(2));
+    test(rax, rax);
+    jz(none);
+    spec_.signedOutput ? movsx(eax, byte[rax]) : movzx(eax, byte[rax]);
+    jmp(loaded);
+    L(none);
+    xor_(eax, eax);
+    L(loaded);
+    vpbroadcastd(zero_, eax);
+    // low = qmin - zero, high = qmax - zero, as floats.
+    const Xbyak::Zmm zeroFloat = zmm27;
+    vcvtdq2ps(zeroFloat, zero_);
+    loadCst(low_, static_cast<float>(qmin()));
+    vsubps(low_, low_, zeroFloat);
+    loadCst(high_, static_cast<float>(qmax()));
+    vsubps(high_, high_, zeroFloat);
+  }
 
   void convert(const Xbyak::Zmm &z, const Xbyak::Address &dst,
                bool masked) override {
-    const int qmin = spec_.signedOutput ? -128 : 0;
-    const int qmax = spec_.signedOutput ? 127 : 255;
-    vdivps(z, z, cst(spec_.scale));
-    vmaxps(z, z, cst(static_cast<float>(qmin - spec_.zero)));
-    vminps(z, z, cst(static_cast<float>(qmax - spec_.zero)));
-    vcvtps2dq(z, z);
-    if (spec_.zero != 0)
-      vpaddd(z, z, cstBits(static_cast<uint32_t>(spec_.zero)));
+    if (spec_.runtimeParameters) {
+      vdivps(z, z, scale_);
+      vmaxps(z, z, low_);
+      vminps(z, z, high_);
+      vcvtps2dq(z, z);
+      vpaddd(z, z, zero_);
+    } else {
+      vdivps(z, z, cst(spec_.scale));
+      vmaxps(z, z, cst(static_cast<float>(qmin() - spec_.zero)));
+      vminps(z, z, cst(static_cast<float>(qmax() - spec_.zero)));
+      vcvtps2dq(z, z);
+      if (spec_.zero != 0)
+        vpaddd(z, z, cstBits(static_cast<uint32_t>(spec_.zero)));
+    }
     // In range now: the plain narrowing keeps the low bytes.
     masked ? vpmovdb(dst | kTail_, z) : vpmovdb(dst, z);
   }
@@ -143,10 +187,13 @@ ref::Status generateQuantize(const QuantizeSpec &spec,
   const int qmax = spec.signedOutput ? 127 : 255;
   MLCC_CHECK(spec.n >= 0 && spec.n <= kMaxBytes / 4, spec.name,
              ": quantize of ", spec.n, " elements: 0 to 2^29 supported");
-  MLCC_CHECK(std::isfinite(spec.scale) && spec.scale != 0.0f, spec.name,
-             ": quantize scale ", spec.scale, " must be finite and not 0");
-  MLCC_CHECK(spec.zero >= qmin && spec.zero <= qmax, spec.name, ": zero point ",
-             spec.zero, " is outside ", qmin, "..", qmax);
+  MLCC_CHECK(spec.runtimeParameters ||
+                 (std::isfinite(spec.scale) && spec.scale != 0.0f),
+             spec.name, ": quantize scale ", spec.scale,
+             " must be finite and not 0");
+  MLCC_CHECK(spec.runtimeParameters || (spec.zero >= qmin && spec.zero <= qmax),
+             spec.name, ": zero point ", spec.zero, " is outside ", qmin, "..",
+             qmax);
   return generateInGrowingBuffer([&](std::vector<uint8_t> &buffer) {
     QuantizeKernel kernel(buffer, spec);
     kernel.generate();

@@ -10,7 +10,8 @@
 // (vcvtneps2bf16, round to nearest even), for A of a bf16 GEMM.
 //
 // Signature: void kernel(const mlcc_eltwise_args *args), reading src[0],
-// dst (KernelABI.h); the count is baked in.
+// dst (KernelABI.h) and, for run-time quantisation parameters, src[1] and
+// src[2]; the count is baked in.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,11 @@ struct QuantizeSpec {
   /// Of the output's type: 0..255 for u8, -128..127 for s8.
   int32_t zero = 0;
   bool signedOutput = false;
+  /// The scale (f32) and zero point (of the output's type) are read when
+  /// the kernel runs, from src[1] and src[2] (src[2] null: zero point 0),
+  /// for a QuantizeLinear whose are graph inputs; scale and zero are then
+  /// not read.
+  bool runtimeParameters = false;
 };
 
 /// Fails, naming spec.name, for a negative count, a count whose bytes do

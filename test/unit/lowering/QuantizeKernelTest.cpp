@@ -35,10 +35,12 @@ using namespace mlcc::test;
 
 namespace {
 
+/// `runtime`: the scale and zero point are passed to the kernel (src[1],
+/// src[2]; no zero point at all when it is 0 and `runtime` is 2).
 void check(int64_t n, float scale, int32_t zero, bool signedOutput,
-           uint32_t seed) {
+           uint32_t seed, int runtime = 0) {
   INFO("n=" << n << " scale=" << scale << " zero=" << zero
-            << " signed=" << signedOutput);
+            << " signed=" << signedOutput << " runtime=" << runtime);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> wide(-400 * scale, 400 * scale);
   std::uniform_int_distribution<int> half(-300, 300);
@@ -51,6 +53,13 @@ void check(int64_t n, float scale, int32_t zero, bool signedOutput,
   spec.scale = scale;
   spec.zero = zero;
   spec.signedOutput = signedOutput;
+  uint8_t zeroByte = static_cast<uint8_t>(zero);
+  if (runtime) {
+    // What the kernel must not read: the spec's own values.
+    spec.runtimeParameters = true;
+    spec.scale = 1.0f;
+    spec.zero = 0;
+  }
   std::vector<uint8_t> code = generateCode(generateQuantize, spec);
   ExecutableBuffer exec(code);
   REQUIRE(exec.ok());
@@ -58,6 +67,10 @@ void check(int64_t n, float scale, int32_t zero, bool signedOutput,
   GuardedArray<uint8_t> dst(std::vector<uint8_t>(n, 0xA5));
   REQUIRE((src.ok() && dst.ok()));
   mlcc_eltwise_args args{{src.data()}, dst.data(), n};
+  if (runtime) {
+    args.src[1] = &scale;
+    args.src[2] = runtime == 2 && zero == 0 ? nullptr : &zeroByte;
+  }
   exec.function<mlcc_eltwise_kernel_fn>()(&args);
   std::vector<uint8_t> out = dst.values();
   const float lo = signedOutput ? -128 : 0, hi = signedOutput ? 127 : 255;
@@ -83,6 +96,19 @@ TEST_CASE("quantize: u8 and s8 over every tail", "[avx512][quantize]") {
     check(n, 0.013f, 0, false, seed++);
     check(n, 0.2f, 0, true, seed++);
     check(n, 0.007f, -20, true, seed++);
+  }
+}
+
+TEST_CASE("quantize: scale and zero point read at run time",
+          "[avx512][quantize]") {
+  MLCC_SKIP_WITHOUT("avx512f", "avx512f");
+  uint32_t seed = 100;
+  for (int64_t n : {1, 17, 65, 1000}) {
+    check(n, 0.05f, 128, false, seed++, 1);
+    check(n, 0.013f, 0, false, seed++, 2);
+    check(n, 0.2f, 0, true, seed++, 2);
+    check(n, 0.007f, -20, true, seed++, 1);
+    check(n, 0.03f, 255, false, seed++, 1);
   }
 }
 
