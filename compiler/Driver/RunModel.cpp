@@ -58,6 +58,19 @@ Status readInputs(mlir::func::FuncOp func, const std::string &dir,
   return Status::success();
 }
 
+Status readInputShapes(const std::string &dir,
+                       std::vector<std::vector<int64_t>> &shapes) {
+  shapes.clear();
+  for (unsigned i = 0;; ++i) {
+    std::string path = dir + "/input_" + std::to_string(i) + ".pb";
+    if (!fileExists(path))
+      return Status::success();
+    Tensor t;
+    MLCC_RETURN_IF_ERROR(onnxio::readTensorFile(path, t));
+    shapes.emplace_back(t.shape().begin(), t.shape().end());
+  }
+}
+
 Status readExpectedOutputs(mlir::func::FuncOp func, const std::string &dir,
                            std::vector<Tensor> &outputs) {
   unsigned n = func.getNumResults();

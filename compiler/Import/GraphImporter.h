@@ -39,7 +39,7 @@ class GraphImporter {
 public:
   GraphImporter(mlir::MLIRContext *ctx, const ImportOptions &options,
                 std::string modelDir, std::vector<std::string> &errors)
-      : ctx_(ctx), builder_(ctx), options_(options),
+      : ctx_(ctx), builder_(ctx), options_(options), dims_(options.dims),
         modelDir_(std::move(modelDir)), errors_(errors) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> importModel(const onnx::ModelProto &model);
@@ -113,6 +113,11 @@ public:
   /// op for it. Sets `expanded` when it did; false after an error.
   bool expandFunction(const onnx::NodeProto &node, NameScope &scope,
                       bool &expanded);
+  /// The type of graph input `index` (of those that are not initializers)
+  /// with its dynamic dims fixed as ImportOptions::inputShapes and
+  /// batchDefaultsToOne say; null after an error.
+  mlir::Type graphInputType(const onnx::ValueInfoProto &input, size_t index);
+
   /// Binds the node's outputs to `op`'s results in `scope`.
   void bindOutputs(const onnx::NodeProto &node, mlir::Operation *op,
                    NameScope &scope);
@@ -121,6 +126,8 @@ private:
   mlir::MLIRContext *ctx_;
   mlir::OpBuilder builder_;
   const ImportOptions &options_;
+  /// options_.dims, and the dims the graph inputs' data fixed.
+  std::map<std::string, int64_t> dims_;
   std::string modelDir_;
   std::vector<std::string> &errors_;
   int64_t opset_ = 0;

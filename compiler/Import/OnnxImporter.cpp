@@ -87,13 +87,64 @@ Type GraphImporter::typeOf(const onnx::TypeProto &type,
   for (const auto &d : tt.shape().dim()) {
     if (d.has_dim_value()) {
       dims.push_back(d.dim_value());
-    } else if (d.has_dim_param() && options_.dims.count(d.dim_param())) {
-      dims.push_back(options_.dims.at(d.dim_param()));
+    } else if (d.has_dim_param() && dims_.count(d.dim_param())) {
+      dims.push_back(dims_.at(d.dim_param()));
     } else {
       dims.push_back(ShapedType::kDynamic);
     }
   }
   return RankedTensorType::get(dims, elt);
+}
+
+/// A dim that stands for the batch: "batch", "batch_size", "N"; an
+/// unnamed first dim.
+static bool batchLike(llvm::StringRef name, size_t dim) {
+  if (name.empty())
+    return dim == 0;
+  return name.lower().find("batch") != std::string::npos || name == "N";
+}
+
+Type GraphImporter::graphInputType(const onnx::ValueInfoProto &input,
+                                   size_t index) {
+  const std::string what = "graph input '" + input.name() + "'";
+  Type type = typeOf(input.type(), what);
+  auto ranked = dyn_cast_or_null<RankedTensorType>(type);
+  if (!ranked || ranked.hasStaticShape())
+    return type;
+  const auto &dims = input.type().tensor_type().shape().dim();
+  const std::vector<int64_t> *data = index < options_.inputShapes.size()
+                                         ? &options_.inputShapes[index]
+                                         : nullptr;
+  if (data && !data->empty() &&
+      data->size() != static_cast<size_t>(ranked.getRank())) {
+    errors_.push_back(what + " has rank " + std::to_string(ranked.getRank()) +
+                      "; its data has rank " + std::to_string(data->size()));
+    return nullptr;
+  }
+  SmallVector<int64_t> shape(ranked.getShape());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (!ShapedType::isDynamic(shape[d]))
+      continue;
+    const std::string &name = dims[d].dim_param();
+    int64_t value = -1;
+    if (data && !data->empty())
+      value = (*data)[d];
+    else if (options_.batchDefaultsToOne && batchLike(name, d))
+      value = 1;
+    if (value < 0)
+      continue;
+    shape[d] = value;
+    std::string label =
+        name.empty() ? "input '" + input.name() + "' dim " + std::to_string(d)
+                     : name;
+    // The value holds for the other inputs of that name too (typeOf reads
+    // dims_), and their data is checked against it when the model runs.
+    if (!name.empty() && !dims_.emplace(name, value).second)
+      continue;
+    if (options_.chosenDims)
+      options_.chosenDims->push_back(label + "=" + std::to_string(value));
+  }
+  return RankedTensorType::get(shape, ranked.getElementType());
 }
 
 bool GraphImporter::convertAttributes(
@@ -414,7 +465,7 @@ GraphImporter::importModel(const onnx::ModelProto &model) {
   for (const auto &in : graph.input()) {
     if (initNames.contains(in.name()))
       continue; // an initializer listed as input (IR < 4): a constant
-    Type t = typeOf(in.type(), "graph input '" + in.name() + "'");
+    Type t = graphInputType(in, argTypes.size());
     if (!t)
       return nullptr;
     argTypes.push_back(t);

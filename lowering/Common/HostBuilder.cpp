@@ -26,6 +26,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
@@ -66,12 +67,41 @@ LogicalResult HostBuilder::checkSupported() {
     return shaped && shaped.hasStaticShape();
   };
   FunctionType type = graph.getFunctionType();
-  for (auto [i, t] : llvm::enumerate(type.getInputs()))
-    if (!isStatic(t))
-      return graph.emitError("input '")
-             << tensorName(graph, i, true) << "' has type " << t
-             << "; --target " << target.name()
-             << " needs static shapes (fix dynamic dims with --dim NAME=VALUE)";
+  // One line per symbolic dim of the inputs, with the flag that fixes it.
+  bool dynamicInputs = false;
+  llvm::StringSet<> named;
+  for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+    if (isStatic(t))
+      continue;
+    dynamicInputs = true;
+    auto params = graph.getArgAttrOfType<ArrayAttr>(i, "graph.dim_params");
+    std::string input = "input '" + tensorName(graph, i, true) + "' (" +
+                        graph::describeType(t, params) + ")";
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    if (!ranked) {
+      graph.emitError() << input << " has no rank; --target " << target.name()
+                        << " needs static shapes";
+      continue;
+    }
+    for (int64_t d = 0; d < ranked.getRank(); ++d) {
+      if (!ranked.isDynamicDim(d))
+        continue;
+      StringRef name = graph::dimParamName(params, d);
+      if (name.empty())
+        graph.emitError() << input << ": dim " << d << " has no name, so "
+                          << "--dim cannot fix it; --target " << target.name()
+                          << " needs static shapes: `mlcc run --data` and "
+                          << "`mlcc bench --data` take it from the data";
+      else if (named.insert(name).second)
+        graph.emitError() << input << ": dim " << d << " is symbolic ('" << name
+                          << "'); --target " << target.name()
+                          << " needs static shapes: pass --dim " << name
+                          << "=1 (or one object for several values, --dim "
+                          << name << "=1,8)";
+    }
+  }
+  if (dynamicInputs)
+    return failure();
   for (auto [i, t] : llvm::enumerate(type.getResults()))
     if (!isStatic(t))
       return graph.emitError("output '")

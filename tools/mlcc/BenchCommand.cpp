@@ -80,8 +80,18 @@ void printProfile(const std::vector<std::string> &ops, size_t runs) {
 
 int runBench(const BenchOptions &options) {
   noteInt8Kernels(options.model, options.target, options.cpu);
+  // Symbolic dims that --dim leaves open: the data's, or 1 for a batch
+  // without data (loadAndSimplify says which).
+  ModelOptions model = options.model;
+  if (options.data.empty())
+    model.batchDefaultsToOne = true;
+  else if (ref::Status s = readInputShapes(options.data, model.dataShapes);
+           s.failed()) {
+    printErrors({s.message()});
+    return 1;
+  }
   MLIRContext ctx;
-  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
+  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, model);
   if (!module)
     return 1;
   func::FuncOp func = mainFunction(*module);

@@ -19,6 +19,11 @@ namespace mlcc::cli {
 struct ModelOptions {
   std::string model;
   std::vector<std::string> dims; // "name=value"
+  /// What else fixes symbolic dims (ImportOptions::inputShapes,
+  /// batchDefaultsToOne): the shapes of the data run or timed, or 1 for
+  /// a batch; loadAndSimplify says on stderr what they fixed.
+  std::vector<std::vector<int64_t>> dataShapes;
+  bool batchDefaultsToOne = false;
   std::vector<std::string> disabledPasses;
   std::string pipeline = "simplify";
   bool printIRAfterAll = false;

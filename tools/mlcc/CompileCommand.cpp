@@ -13,6 +13,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -25,8 +26,15 @@ using namespace mlir;
 namespace mlcc::cli {
 
 void printErrors(const std::vector<std::string> &errors) {
-  for (const std::string &e : errors)
-    std::cerr << "mlcc: error: " << e << "\n";
+  // One prefix per line: a status may hold several errors, a line each.
+  for (const std::string &e : errors) {
+    llvm::SmallVector<llvm::StringRef> lines;
+    llvm::StringRef(e).split(lines, '\n', -1, /*KeepEmpty=*/false);
+    if (lines.empty())
+      lines.push_back("");
+    for (llvm::StringRef line : lines)
+      std::cerr << "mlcc: error: " << line.str() << "\n";
+  }
 }
 
 // --quantize int8: calibrate, then the QDQ form (mlcc/Driver/Calibration.h).
@@ -91,12 +99,21 @@ OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
     }
     import.dims[d.substr(0, eq)] = value;
   }
+  import.inputShapes = options.dataShapes;
+  import.batchDefaultsToOne = options.batchDefaultsToOne;
+  std::vector<std::string> chosen;
+  import.chosenDims = &chosen;
   std::vector<std::string> errors;
   OwningOpRef<ModuleOp> module = loadModel(ctx, options.model, import, errors);
   if (!module) {
     printErrors(errors);
     return nullptr;
   }
+  if (!chosen.empty())
+    std::fprintf(stderr, "mlcc: note: symbolic dims %s: %s\n",
+                 options.dataShapes.empty() ? "set to 1 (a batch)"
+                                            : "taken from the data",
+                 llvm::join(chosen, ", ").c_str());
   if (options.pipeline == "none")
     return module;
   PassManager pm(&ctx);
@@ -217,16 +234,14 @@ int runCompile(const CompileOptions &options) {
     files.front()->keep();
     return 0;
   }
-  if (options.emit == "obj" && options.output.empty()) {
-    printErrors({"--emit obj needs -o FILE.o"});
-    return 1;
-  }
-
   lowering::CompileModelOptions compileOptions;
   compileOptions.targetKernels = !options.portableOnly;
   compileOptions.name = options.name.empty()
                             ? defaultModelName(options.model.model)
                             : options.name;
+  // Without -o, the object is NAME.o in the current folder (said below).
+  const std::string objectPath =
+      options.output.empty() ? compileOptions.name + ".o" : options.output;
   std::string hostText;
   llvm::raw_string_ostream hostStream(hostText);
   if (options.emit == "host-mlir")
@@ -251,6 +266,7 @@ int runCompile(const CompileOptions &options) {
   // Nothing is written before everything is compiled, and ToolOutputFile
   // removes its file unless kept: an error leaves no partial output.
   std::vector<std::unique_ptr<llvm::ToolOutputFile>> files;
+  std::vector<std::string> written; // the object's files
   if (options.emit == "host-mlir" || options.emit == "kernels" ||
       options.emit == "device-asm") {
     if (!writeFile(options.output.empty() ? "-" : options.output, hostText,
@@ -260,20 +276,24 @@ int runCompile(const CompileOptions &options) {
     auto beside = [&](const std::string &given, llvm::StringRef extension) {
       if (!given.empty())
         return given;
-      llvm::SmallString<256> path(options.output);
+      llvm::SmallString<256> path(objectPath);
       llvm::sys::path::replace_extension(path, extension);
       return path.str().str();
     };
-    if (!writeFile(options.output, compiled.object, files) ||
-        !writeFile(beside(options.header, ".h"), compiled.header, files))
-      return 1;
-    if (compileOptions.externalWeights &&
-        !writeFile(beside(options.weightsFile, ".weights"),
-                   compiled.weightsFile, files))
+    written = {objectPath, beside(options.header, ".h")};
+    if (compileOptions.externalWeights)
+      written.push_back(beside(options.weightsFile, ".weights"));
+    if (!writeFile(written[0], compiled.object, files) ||
+        !writeFile(written[1], compiled.header, files) ||
+        (compileOptions.externalWeights &&
+         !writeFile(written[2], compiled.weightsFile, files)))
       return 1;
   }
   for (auto &file : files)
     file->keep();
+  if (options.output.empty() && !written.empty())
+    std::fprintf(stderr, "mlcc: wrote %s (no -o given)\n",
+                 llvm::join(written, ", ").c_str());
   if (options.stats)
     std::printf("model '%s' for %s: %zu kernels, %llu weight bytes, arena "
                 "%llu bytes (intermediates %llu, live peak %llu)\n",

@@ -5,6 +5,8 @@
 #include "mlcc/Driver/CompiledModelRunner.h"
 #include "mlcc/Reference/Kernel.h"
 
+#include "GraphDialect.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -45,27 +47,28 @@ static int printMemory(ModuleOp module, const InspectOptions &options) {
   return 0;
 }
 
-static std::string typeString(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return os.str();
-}
-
 int runInspect(const InspectOptions &options) {
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
   if (!module)
     return 1;
   func::FuncOp func = mainFunction(*module);
+  // Symbolic dims by name (tensor<batch x 3 x f32>), as the model declares
+  // them.
   llvm::outs() << "inputs:\n";
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     llvm::outs() << "  " << inputName(func, i) << ": "
-                 << typeString(func.getArgumentTypes()[i]) << "\n";
+                 << graph::describeType(
+                        func.getArgumentTypes()[i],
+                        func.getArgAttrOfType<ArrayAttr>(i, "graph.dim_params"))
+                 << "\n";
   llvm::outs() << "outputs:\n";
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     llvm::outs() << "  " << outputName(func, i) << ": "
-                 << typeString(func.getResultTypes()[i]) << "\n";
+                 << graph::describeType(func.getResultTypes()[i],
+                                        func.getResultAttrOfType<ArrayAttr>(
+                                            i, "graph.dim_params"))
+                 << "\n";
 
   std::map<std::string, int> histogram;
   std::map<std::string, int> unsupported;

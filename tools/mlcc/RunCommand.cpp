@@ -109,11 +109,6 @@ static bool report(func::FuncOp func, const RunOptions &options,
 
 int runRun(const RunOptions &options) {
   noteInt8Kernels(options.model, options.target, options.targetOptions.cpu);
-  MLIRContext ctx;
-  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, options.model);
-  if (!module)
-    return 1;
-  func::FuncOp func = mainFunction(*module);
   // --data is one set (input_N.pb) or a folder of them, each run and
   // reported (and saved into a folder of its name) in turn.
   std::vector<std::string> sets;
@@ -123,13 +118,32 @@ int runRun(const RunOptions &options) {
     return 1;
   }
   bool several = sets.size() > 1 || sets.front() != options.data;
-  ModelRunner runner;
-  if (s = runner.init(*module, options); s.failed()) {
-    printErrors({"running the model failed: " + s.message()});
-    return 1;
-  }
+  // Symbolic dims that --dim leaves open take the data's values: the model
+  // is loaded (and compiled) for the first set's shapes, and again for a
+  // set whose shapes differ.
+  MLIRContext ctx;
+  ModelOptions model = options.model;
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<ModelRunner> runner;
   bool allOk = true;
   for (const std::string &set : sets) {
+    std::vector<std::vector<int64_t>> shapes;
+    if (s = readInputShapes(set, shapes); s.failed()) {
+      printErrors({s.message()});
+      return 1;
+    }
+    if (!module || shapes != model.dataShapes) {
+      runner.reset();
+      model.dataShapes = shapes;
+      if (!(module = loadAndSimplify(ctx, model)))
+        return 1;
+      runner = std::make_unique<ModelRunner>();
+      if (s = runner->init(*module, options); s.failed()) {
+        printErrors({"running the model failed: " + s.message()});
+        return 1;
+      }
+    }
+    func::FuncOp func = mainFunction(*module);
     std::vector<ref::Tensor> inputs, outputs, expected;
     s = readInputs(func, set, inputs);
     if (s.ok() && options.check)
@@ -138,7 +152,7 @@ int runRun(const RunOptions &options) {
       printErrors({s.message()});
       return 1;
     }
-    if (s = runner.run(inputs, outputs); s.failed()) {
+    if (s = runner->run(inputs, outputs); s.failed()) {
       printErrors({"running the model failed: " + s.message()});
       return 1;
     }

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 
 #include <CLI/CLI.hpp>
 
@@ -72,6 +73,12 @@ int main(int argc, char **argv) {
   CLI::App app{"mlcc: an ahead-of-time compiler for ONNX models.\n"
                "Reads an ONNX model (or graph-dialect MLIR) and compiles it "
                "for a target, runs it, or describes it."};
+  app.set_version_flag(
+      "--version",
+      "mlcc " MLCC_VERSION " (LLVM and MLIR " LLVM_VERSION_STRING
+      ", ONNX " MLCC_ONNX_VERSION ")",
+      "Print the versions of mlcc, of the LLVM and MLIR it was built with "
+      "and of the ONNX it reads models with");
   app.require_subcommand(1);
 
   CompileOptions compile;
@@ -104,8 +111,8 @@ int main(int argc, char **argv) {
       ->check(
           CLI::IsMember({"mlir", "obj", "host-mlir", "kernels", "device-asm"}));
   compileCmd->add_option("-o,--output", compile.output,
-                         "Output file (required for obj; default stdout for "
-                         "the IR)");
+                         "Output file (obj: default NAME.o in the current "
+                         "folder, NAME as --name; the IR: default stdout)");
   compileCmd->add_option("--header", compile.header,
                          "Where to write the C header (default: the object's "
                          "path with .h)");

@@ -46,6 +46,37 @@ std::string mlcc::graph::describeOp(Operation *op) {
   return s + "(" + op->getName().getStringRef().str() + ")";
 }
 
+llvm::StringRef mlcc::graph::dimParamName(ArrayAttr dimParams, int64_t d) {
+  if (!dimParams || d < 0 || d >= static_cast<int64_t>(dimParams.size()))
+    return "";
+  auto name = dyn_cast<StringAttr>(dimParams[d]);
+  return name ? name.getValue() : "";
+}
+
+std::string mlcc::graph::describeType(Type type, ArrayAttr dimParams) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  bool named = false;
+  for (int64_t d = 0; ranked && d < ranked.getRank(); ++d)
+    named |= ranked.isDynamicDim(d) && !dimParamName(dimParams, d).empty();
+  if (!named) {
+    os << type;
+    return os.str();
+  }
+  os << "tensor<";
+  for (int64_t d = 0; d < ranked.getRank(); ++d) {
+    llvm::StringRef name = dimParamName(dimParams, d);
+    if (!ranked.isDynamicDim(d))
+      os << ranked.getDimSize(d);
+    else
+      os << (name.empty() ? llvm::StringRef("?") : name);
+    os << " x ";
+  }
+  os << ranked.getElementType() << ">";
+  return os.str();
+}
+
 const OnnxOpInfo *mlcc::graph::lookupOnnxOp(llvm::StringRef onnxName) {
   static const llvm::StringMap<const OnnxOpInfo *> byName = [] {
     llvm::StringMap<const OnnxOpInfo *> m;

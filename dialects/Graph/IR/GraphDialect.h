@@ -42,6 +42,15 @@ llvm::ArrayRef<llvm::StringLiteral> fusedActivations();
 /// kept the node's name, else "(graph.conv)".
 std::string describeOp(mlir::Operation *op);
 
+/// How messages and `mlcc inspect` show a tensor type: MLIR's form
+/// (tensor<1x3xf32>), or, when some dynamic dim has a name in `dimParams`
+/// (a graph input's or output's graph.dim_params),
+/// "tensor<batch x 3 x 224 x 224 x f32>" with "?" for unnamed ones.
+std::string describeType(mlir::Type type, mlir::ArrayAttr dimParams);
+
+/// The name of dim `d` in `dimParams` ("" when there is none).
+llvm::StringRef dimParamName(mlir::ArrayAttr dimParams, int64_t d);
+
 } // namespace mlcc::graph
 
 #endif // MLCC_DIALECTS_GRAPH_IR_GRAPHDIALECT_H

@@ -53,6 +53,10 @@ ref::Status dataSets(const std::string &dir, int maxSets,
 /// Reads DIR/input_N.pb, N = 0.. up to the function's input count.
 ref::Status readInputs(mlir::func::FuncOp func, const std::string &dir,
                        std::vector<ref::Tensor> &inputs);
+/// The shapes of DIR/input_0.pb, input_1.pb, ... (up to the first one
+/// missing), for ImportOptions::inputShapes.
+ref::Status readInputShapes(const std::string &dir,
+                            std::vector<std::vector<int64_t>> &shapes);
 /// Reads DIR/output_N.pb for every output the function has.
 ref::Status readExpectedOutputs(mlir::func::FuncOp func,
                                 const std::string &dir,

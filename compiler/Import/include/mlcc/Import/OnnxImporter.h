@@ -16,6 +16,18 @@ namespace mlcc {
 struct ImportOptions {
   /// Values for symbolic dimensions (`--dim batch=1`); others stay dynamic.
   std::map<std::string, int64_t> dims;
+  /// The shapes of the graph inputs in some data (input_N.pb, in order; an
+  /// empty entry for an input without one): a dynamic dim that `dims` does
+  /// not fix takes its value from there, named or not (a name takes the
+  /// value of the first input that has it).
+  std::vector<std::vector<int64_t>> inputShapes;
+  /// A dynamic dim that neither fixes and that looks like a batch (its name
+  /// has "batch" in it or is "N"; unnamed, the first dim) becomes 1.
+  bool batchDefaultsToOne = false;
+  /// When not null: "name=value" (or "input 'x' dim 0=value" for an
+  /// unnamed dim) for each dim that inputShapes or batchDefaultsToOne
+  /// fixed, for the user to see.
+  std::vector<std::string> *chosenDims = nullptr;
 };
 
 /// Imports the model at `path` into a module with one function, @main, whose
