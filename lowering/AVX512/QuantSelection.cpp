@@ -137,14 +137,12 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
   const std::string kind = plan.bf16 ? "_bf16" : "_int8";
   out.whole = ctx.addKernel(spec.name + kind, std::move(code));
   if (plan.packAtRunTime) {
-    const int64_t panels = (spec.n + kInt8Panel - 1) / kInt8Panel;
-    const int64_t groups = (spec.k + 3) / 4;
     auto bytes = [&](int64_t n) {
       return ctx.address(
           ctx.scratch(MemRefType::get({n}, ctx.builder().getIntegerType(8))));
     };
-    out.packed = bytes(panels * groups * MLCC_INT8_PANEL_GROUP_BYTES);
-    out.columns = bytes(panels * kInt8ColumnDataBytes);
+    out.packed = bytes(mlcc_int8_packed_bytes(spec.k, spec.n));
+    out.columns = bytes(mlcc_int8_column_data_bytes(spec.n));
     if (spec.outputZeroArgument)
       out.outputZero = loadZeroPoint(ctx, plan.runtime.yZero);
   } else {

@@ -26,7 +26,6 @@ static int32_t int8At(const void *p, int64_t i, int is_signed) {
 
 void mlcc_int8_pack_b(const mlcc_int8_pack_args *args) {
   const int64_t k = args->k, n = args->n;
-  const int64_t panels = (n + MLCC_INT8_PANEL - 1) / MLCC_INT8_PANEL;
   const int64_t groups = (k + 3) / 4;
   const int b_signed = !(args->flags & MLCC_INT8_PACK_B_UNSIGNED);
   const int a_signed = (args->flags & MLCC_INT8_PACK_A_SIGNED) != 0;
@@ -35,9 +34,8 @@ void mlcc_int8_pack_b(const mlcc_int8_pack_args *args) {
   const float sa = args->a_scale ? *args->a_scale : 1.0f;
   const float sy = args->y_scale ? *args->y_scale : 1.0f;
   const unsigned char *b = (const unsigned char *)args->b;
-  memset(args->packed, 0,
-         (size_t)(panels * groups * MLCC_INT8_PANEL_GROUP_BYTES));
-  memset(args->column_data, 0, (size_t)(panels * MLCC_INT8_COLUMN_DATA_BYTES));
+  memset(args->packed, 0, (size_t)mlcc_int8_packed_bytes(k, n));
+  memset(args->column_data, 0, (size_t)mlcc_int8_column_data_bytes(n));
   for (int64_t col = 0; col < n; ++col) {
     const int64_t p = col / MLCC_INT8_PANEL, j = col % MLCC_INT8_PANEL;
     int8_t *panel = args->packed + p * groups * MLCC_INT8_PANEL_GROUP_BYTES;

@@ -28,6 +28,16 @@ MLCC_EXTERN_C_BEGIN
 #define MLCC_INT8_PANEL_GROUP_BYTES 64
 #define MLCC_INT8_COLUMN_DATA_BYTES 256
 
+/// Bytes of packed B, and of its column data, for K x N.
+static inline int64_t mlcc_int8_packed_bytes(int64_t k, int64_t n) {
+  return (n + MLCC_INT8_PANEL - 1) / MLCC_INT8_PANEL * ((k + 3) / 4) *
+         MLCC_INT8_PANEL_GROUP_BYTES;
+}
+static inline int64_t mlcc_int8_column_data_bytes(int64_t n) {
+  return (n + MLCC_INT8_PANEL - 1) / MLCC_INT8_PANEL *
+         MLCC_INT8_COLUMN_DATA_BYTES;
+}
+
 /// mlcc_int8_pack_args::flags.
 #define MLCC_INT8_PACK_B_UNSIGNED 1 ///< B and its zero point are u8, else s8
 #define MLCC_INT8_PACK_A_SIGNED 2   ///< A and its zero point are s8, else u8
