@@ -241,7 +241,25 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
     return failure();
   }
   ModelInterface iface = mergeInterfaces(host.entries, firstMain);
-  if (host.entries.size() > 1)
+  if (options.range) {
+    if (device || iface.outputDimsOffset != 0) {
+      errors.push_back(
+          device ? "--target " + target.name().str() +
+                       " compiles no range of a dim yet; give --dim values"
+                 : "outputs whose extents depend on the data cannot be "
+                   "compiled with a range of a dim yet");
+      return failure();
+    }
+    iface.range = options.range;
+    size_t numInputs = iface.inputs.size();
+    for (auto [i, mapped] : llvm::enumerate(options.range->mapped)) {
+      InterfaceTensor &t =
+          i < numInputs ? iface.inputs[i] : iface.outputs[i - numInputs];
+      if (mapped && !t.dims.empty())
+        t.dims[0] = {-1, options.range->name, -1};
+    }
+  }
+  if (host.entries.size() > 1 || options.range)
     for (const HostEntry &e : host.entries)
       iface.variants.push_back(describeShapes(e.interface, iface));
   if (const CpuTarget *cpu = target.cpuTarget()) {

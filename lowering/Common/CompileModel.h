@@ -51,6 +51,9 @@ struct CompileModelOptions {
   /// Weights go to CompiledModel::weightsFile instead of the object
   /// (`mlcc compile --weights external`).
   bool externalWeights = false;
+  /// A dim the model maps over, compiled as a range: the graphs are the
+  /// chunks of it (one of one item), dim 0 of the mapped tensors.
+  std::optional<InterfaceRange> range;
 };
 
 struct CompiledModel {

@@ -200,6 +200,13 @@ bool validate(const ModelInterface &m, std::string &error) {
       }
     }
   }
+  if (const std::optional<InterfaceRange> &r = m.range) {
+    if (r->min < 1 || r->max < r->min ||
+        r->mapped.size() != m.inputs.size() + m.outputs.size()) {
+      error = "the range of dim '" + r->name + "' is malformed";
+      return false;
+    }
+  }
   return true;
 }
 
@@ -344,9 +351,22 @@ bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
     os << "// Bytes of the activation arena of " << fn
        << "run_with_arena (at least).\n#define " << mac << "ARENA_BYTES "
        << m.arenaBytes << "u\n";
+  if (const std::optional<InterfaceRange> &r = m.range) {
+    std::string dim = upper(sanitize(r->name));
+    os << "// \"" << escapeCString(r->name) << "\" (dim 0 of the tensors "
+       << "that have it) may be\n// any value from " << r->min << " to "
+       << r->max << ": a run takes its items in chunks of the\n// "
+       << "variants' sizes below, largest first; outside the range is an "
+       << "error.\n";
+    os << "#define " << mac << dim << "_MIN " << r->min << "\n";
+    os << "#define " << mac << dim << "_MAX " << r->max << "\n";
+  }
   if (!m.variants.empty()) {
-    os << "// Compiled for these shapes (in this order; the inputs' dims "
-          "choose one,\n// any other shape is an error):\n";
+    os << (m.range ? "// Compiled for these shapes (the chunks of the "
+                     "range):\n"
+                   : "// Compiled for these shapes (in this order; the "
+                     "inputs' dims choose one,\n// any other shape is an "
+                     "error):\n");
     for (const std::string &v : m.variants)
       os << "//   " << v << "\n";
     os << "#define " << mac << "NUM_VARIANTS " << m.variants.size() << "\n";

@@ -12,6 +12,7 @@
 #define MLCC_LOWERING_COMMON_HEADERWRITER_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ struct InterfaceTensor {
   std::vector<InterfaceDim> dims;
 };
 
+/// A dim compiled as a range of extents that the model maps over (`mlcc
+/// compile --dim batch=1..64`): dim 0 of the mapped inputs and outputs.
+struct InterfaceRange {
+  std::string name;
+  int64_t min = 1, max = 1;
+  /// Per input, then per output: whether its dim 0 is this dim.
+  std::vector<bool> mapped;
+};
+
 /// What a compiled model looks like from the outside.
 struct ModelInterface {
   /// A C identifier: the header uses the prefixes mlcc_<name>_ and
@@ -61,6 +71,8 @@ struct ModelInterface {
   /// For a model compiled for several shapes: each one's dynamic dims
   /// ("batch=8"), in the order the runtime tries them.
   std::vector<std::string> variants;
+  /// With a range dim: it, and the variants are its chunk sizes.
+  std::optional<InterfaceRange> range;
   /// What the object's code needs of the CPU (MLCC_CPU_* bits) and the
   /// --cpu it was compiled for; 0 and "" when nothing is checked.
   uint64_t cpuFeatures = 0;

@@ -97,7 +97,12 @@ LogicalResult HostBuilder::checkSupported() {
                           << "'); --target " << target.name()
                           << " needs static shapes: pass --dim " << name
                           << "=1 (or one object for several values, --dim "
-                          << name << "=1,8)";
+                          << name << "=1,8"
+                          << (d == 0 && !target.device()
+                                  ? "; for each value of a range, --dim " +
+                                        name.str() + "=1..64"
+                                  : std::string())
+                          << ")";
     }
   }
   if (dynamicInputs)

@@ -12,7 +12,7 @@ namespace mlcc::lowering {
 namespace {
 
 /// runtime/include/mlcc/model.h's MLCC_MODEL_ABI_VERSION.
-constexpr uint32_t kModelABIVersion = 5;
+constexpr uint32_t kModelABIVersion = 6;
 
 // The values of runtime/include/mlcc/tensor.h's mlcc_dtype.
 int32_t dtypeCode(const std::string &name) {
@@ -42,6 +42,7 @@ private:
   Function *defineInvoke(StringRef entry, const Twine &name);
   Constant *variantTable(ArrayRef<HostEntry> entries);
   Constant *deviceProgram(const DeviceProgramSymbols &device);
+  Constant *range(const InterfaceRange &r);
   Constant *blob(const std::string &symbol);
   Function *exported(StringRef suffix, Type *result, ArrayRef<Type *> params);
   FunctionCallee runtime(StringRef name, Type *result,
@@ -163,6 +164,23 @@ Constant *APIWriter::variantTable(ArrayRef<HostEntry> entries) {
                             prefix + "variants");
 }
 
+// mlcc_model_range: {name, min, max, mapped (a byte per input, then per
+// output)}.
+Constant *APIWriter::range(const InterfaceRange &r) {
+  std::vector<uint8_t> mapped(r.mapped.begin(), r.mapped.end());
+  Constant *flags = ConstantDataArray::get(ctx, mapped);
+  auto *flagsVar =
+      new GlobalVariable(m, flags->getType(), true, GlobalValue::PrivateLinkage,
+                         flags, prefix + "range_mapped");
+  StructType *rangeType = StructType::get(ctx, {ptr, i64, i64, ptr});
+  Constant *init =
+      ConstantStruct::get(rangeType, {string(r.name, prefix + "range_name"),
+                                      ConstantInt::get(i64, r.min),
+                                      ConstantInt::get(i64, r.max), flagsVar});
+  return new GlobalVariable(m, rangeType, true, GlobalValue::PrivateLinkage,
+                            init, prefix + "range");
+}
+
 // A data blob the object emitter defines.
 Constant *APIWriter::blob(const std::string &symbol) {
   if (GlobalVariable *gv = m.getGlobalVariable(symbol, true))
@@ -207,11 +225,11 @@ Constant *APIWriter::deviceProgram(const DeviceProgramSymbols &device) {
 void APIWriter::write(ArrayRef<HostEntry> entries,
                       const DeviceProgramSymbols *device) {
   // mlcc_model_desc: see runtime/include/mlcc/model.h. One entry is the
-  // descriptor's; several are its variants.
-  bool variants = entries.size() > 1;
+  // descriptor's; several, or the chunks of a range, are its variants.
+  bool variants = entries.size() > 1 || iface.range;
   StructType *descType =
       StructType::get(ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64,
-                            i64, ptr, i64, ptr, i64, ptr});
+                            i64, ptr, i64, ptr, i64, ptr, ptr});
   Constant *desc = ConstantStruct::get(
       descType,
       {ConstantInt::get(i32, kModelABIVersion),
@@ -234,7 +252,9 @@ void APIWriter::write(ArrayRef<HostEntry> entries,
        ConstantInt::get(i64, iface.cpuFeatures),
        iface.cpuName.empty()
            ? static_cast<Constant *>(ConstantPointerNull::get(ptr))
-           : string(iface.cpuName, prefix + "cpu_name")});
+           : string(iface.cpuName, prefix + "cpu_name"),
+       iface.range ? range(*iface.range)
+                   : static_cast<Constant *>(ConstantPointerNull::get(ptr))});
   auto *descVar =
       new GlobalVariable(m, descType, true, GlobalValue::ExternalLinkage, desc,
                          modelDescriptorSymbol(iface));

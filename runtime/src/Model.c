@@ -14,6 +14,7 @@
 #include "mlcc/model.h"
 #include "DeviceModel.h"
 #include "LastError.h"
+#include "ModelRange.h"
 #include "WeightsFile.h"
 #include "mlcc/arena.h"
 
@@ -227,7 +228,10 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
     if (status != MLCC_OK)
       return status;
   }
-  return MLCC_OK;
+  if (desc->range && desc->device)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: a device model has no range", fn);
+  return desc->range ? mlccRangeCheckDesc(fn, desc) : MLCC_OK;
 }
 
 // The model's code runs only on a CPU with the features it was compiled
@@ -542,23 +546,14 @@ void mlcc_model_output_dims(const mlcc_model_desc *desc, const void *arena,
 }
 
 // Checks each tensor against the descriptor (and the variant its inputs
-// choose) and calls the entry on their data: what mlcc_model_run and
-// mlcc_model_run_with_arena share.
-static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
-                               const void *weights, mlcc_threadpool *pool,
-                               mlccDeviceModel *device,
-                               const mlcc_tensor *inputs, mlcc_tensor *outputs,
-                               const char *verb) {
-  char fn[LabelCapacity];
-  functionName(fn, desc, verb);
-  if (desc->num_inputs > 0 && !inputs)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
-                               "%s: inputs is NULL (the model has %u)", fn,
-                               (unsigned)desc->num_inputs);
-  if (desc->num_outputs > 0 && !outputs)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
-                               "%s: outputs is NULL (the model has %u)", fn,
-                               (unsigned)desc->num_outputs);
+// choose) and calls the entry on their data: one run of a model, or one
+// chunk of a run over a range.
+static mlcc_status checkAndRunShapes(const char *fn,
+                                     const mlcc_model_desc *desc, void *arena,
+                                     const void *weights, mlcc_threadpool *pool,
+                                     mlccDeviceModel *device,
+                                     const mlcc_tensor *inputs,
+                                     mlcc_tensor *outputs) {
   // Every check passes before the model touches any data.
   char label[LabelCapacity];
   for (uint32_t i = 0; i < desc->num_inputs; ++i) {
@@ -629,6 +624,55 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
   return status;
 }
 
+// What checkAndRunShapes needs besides the tensors, for mlccRangeRun.
+typedef struct RunState {
+  const char *Fn;
+  const mlcc_model_desc *Desc;
+  void *Arena;
+  const void *Weights;
+  mlcc_threadpool *Pool;
+  mlccDeviceModel *Device;
+} RunState;
+
+static mlcc_status runChunk(void *state, const mlcc_tensor *inputs,
+                            mlcc_tensor *outputs) {
+  const RunState *s = state;
+  return checkAndRunShapes(s->Fn, s->Desc, s->Arena, s->Weights, s->Pool,
+                           s->Device, inputs, outputs);
+}
+
+// The input and output arrays may be NULL only for a model without any.
+static mlcc_status checkArrays(const char *fn, const mlcc_model_desc *desc,
+                               const void *inputs, const void *outputs) {
+  if (desc->num_inputs > 0 && !inputs)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: inputs is NULL (the model has %u)", fn,
+                               (unsigned)desc->num_inputs);
+  if (desc->num_outputs > 0 && !outputs)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: outputs is NULL (the model has %u)", fn,
+                               (unsigned)desc->num_outputs);
+  return MLCC_OK;
+}
+
+// What mlcc_model_run and mlcc_model_run_with_arena share.
+static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
+                               const void *weights, mlcc_threadpool *pool,
+                               mlccDeviceModel *device,
+                               const mlcc_tensor *inputs, mlcc_tensor *outputs,
+                               const char *verb) {
+  char fn[LabelCapacity];
+  functionName(fn, desc, verb);
+  mlcc_status status = checkArrays(fn, desc, inputs, outputs);
+  if (status != MLCC_OK)
+    return status;
+  if (!desc->range)
+    return checkAndRunShapes(fn, desc, arena, weights, pool, device, inputs,
+                             outputs);
+  RunState state = {fn, desc, arena, weights, pool, device};
+  return mlccRangeRun(fn, desc, inputs, outputs, runChunk, &state);
+}
+
 mlcc_status mlcc_model_run(const mlcc_model_desc *desc, mlcc_model_context *ctx,
                            const mlcc_tensor *inputs, mlcc_tensor *outputs) {
   mlcc_status status = checkContext(desc, ctx, "run");
@@ -676,14 +720,9 @@ mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
           "%s: output '%s' of model '%s' has extents that depend on the data; "
           "run it with tensor descriptors",
           fn, desc->outputs[i].name, desc->name);
-  if (desc->num_inputs > 0 && !inputs)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
-                               "%s: inputs is NULL (the model has %u)", fn,
-                               (unsigned)desc->num_inputs);
-  if (desc->num_outputs > 0 && !outputs)
-    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
-                               "%s: outputs is NULL (the model has %u)", fn,
-                               (unsigned)desc->num_outputs);
+  status = checkArrays(fn, desc, inputs, outputs);
+  if (status != MLCC_OK)
+    return status;
   for (uint32_t i = 0; i < desc->num_inputs; ++i) {
     status = checkPointer(fn, "input", &desc->inputs[i], inputs[i]);
     if (status != MLCC_OK)

@@ -3,6 +3,8 @@
 #include "Commands.h"
 
 #include "CpuTarget.h"
+#include "RangeDim.h"
+#include "Targets.h"
 #include "mlcc/cpu.h"
 
 #include "mlcc/Driver/Calibration.h"
@@ -187,11 +189,19 @@ static std::vector<ModelOptions> shapeVariants(const ModelOptions &options) {
     llvm::SmallVector<llvm::StringRef> parts;
     llvm::StringRef(d).substr(eq == std::string::npos ? d.size() : eq + 1)
         .split(parts, ',');
+    // A range stands for its chunk of one item (RangeDim.h) beside the
+    // chunks given with it.
+    std::vector<std::string> chunks;
+    for (llvm::StringRef value : parts) {
+      std::string chunk = isRangeValue(value) ? rangeChunkValue() : value.str();
+      if (!llvm::is_contained(chunks, chunk))
+        chunks.push_back(chunk);
+    }
     std::vector<ModelOptions> next;
     for (const ModelOptions &v : variants)
-      for (llvm::StringRef value : parts) {
+      for (const std::string &value : chunks) {
         next.push_back(v);
-        next.back().dims.push_back(d.substr(0, eq + 1) + value.str());
+        next.back().dims.push_back(d.substr(0, eq + 1) + value);
       }
     variants = std::move(next);
   }
@@ -205,10 +215,35 @@ static std::vector<ModelOptions> shapeVariants(const ModelOptions &options) {
   return variants;
 }
 
+// Whether --target names a GPU target (no range of a dim there yet).
+static bool isDeviceTarget(const CompileOptions &options) {
+  auto target = lowering::createTarget(options.target, options.targetOptions);
+  if (!target) {
+    llvm::consumeError(target.takeError());
+    return false;
+  }
+  return (*target)->device() != nullptr;
+}
+
 int runCompile(const CompileOptions &options) {
   noteInt8Kernels(options.model, options.target, options.targetOptions.cpu);
   MLIRContext ctx;
-  std::vector<ModelOptions> shapes = shapeVariants(options.model);
+  ModelOptions model = options.model;
+  // A batch left symbolic becomes a range on the CPU targets (RangeDim.h).
+  if (model.dims.empty() && model.dataShapes.empty() && options.emit == "obj" &&
+      !isDeviceTarget(options))
+    if (std::optional<std::string> range = defaultDimRange(ctx, model))
+      model.dims.push_back(*range);
+  std::optional<DimRange> range;
+  if (!findDimRange(model.dims, range))
+    return 1;
+  if (range && options.emit != "obj") {
+    printErrors({"--emit " + options.emit +
+                 " shows one shape; a range (--dim " + range->flag +
+                 ") compiles only into an object"});
+    return 1;
+  }
+  std::vector<ModelOptions> shapes = shapeVariants(model);
   if (shapes.empty())
     return 1;
   std::vector<OwningOpRef<ModuleOp>> variants;
@@ -217,6 +252,24 @@ int runCompile(const CompileOptions &options) {
     variants.push_back(loadAndSimplify(ctx, shape));
     if (!variants.back())
       return 1;
+  }
+  std::optional<InterfaceRange> interfaceRange;
+  if (range) {
+    // The first variant of one item proves the model maps over the dim.
+    const std::string one = range->name + "=" + rangeChunkValue();
+    size_t i = 0;
+    while (!llvm::is_contained(shapes[i].dims, one))
+      ++i;
+    if (!describeRange(ctx, shapes[i], *variants[i], *range,
+                       interfaceRange.emplace()))
+      return 1;
+    if (options.stats)
+      std::printf(
+          "range %s=%lld..%lld: dim 0 of %zu of the model's "
+          "tensors, run in chunks of the compiled variants\n",
+          range->name.c_str(), static_cast<long long>(range->min),
+          static_cast<long long>(range->max),
+          static_cast<size_t>(llvm::count(interfaceRange->mapped, true)));
   }
   if (variants.size() > 1 && options.emit != "obj") {
     printErrors({"--emit " + options.emit + " shows one shape; give each "
@@ -252,6 +305,7 @@ int runCompile(const CompileOptions &options) {
     compileOptions.deviceAssembly = &hostStream;
   compileOptions.target = options.targetOptions;
   compileOptions.externalWeights = options.weights == "external";
+  compileOptions.range = interfaceRange;
   lowering::CompiledModel compiled;
   std::vector<ModuleOp> modules;
   for (OwningOpRef<ModuleOp> &v : variants)

@@ -48,6 +48,22 @@ Value constantAddend(AddOp add, Value v) {
   return other;
 }
 
+/// A [B, S, D] addend's first item when every item is the same: a constant
+/// folded from token types of zeros is the same [S, D] block for each item
+/// of the batch (and would tie the fused op to one batch).
+void dropRepeatedItems(ref::Tensor &t) {
+  if (t.shape().size() != 3 || t.shape()[0] <= 1)
+    return;
+  int64_t itemSize = t.numel() / t.shape()[0];
+  const float *d = t.data<float>();
+  for (int64_t i = itemSize; i < t.numel(); ++i)
+    if (d[i] != d[i % itemSize])
+      return;
+  ref::Shape shape = t.shape();
+  shape[0] = 1;
+  t = ref::Tensor::fromBytes(ref::DType::F32, shape, d);
+}
+
 /// Fuses the group ending in `ln`; false when it is not one.
 bool fuse(LayerNormalizationOp ln) {
   Operation *op = ln.getOperation();
@@ -96,9 +112,13 @@ bool fuse(LayerNormalizationOp ln) {
   ref::Tensor sum;
   if (!constantF32(addends[0], sum))
     return false;
+  dropRepeatedItems(sum);
   if (addends.size() == 2) {
     ref::Tensor second;
-    if (!constantF32(addends[1], second) || second.shape() != sum.shape())
+    if (!constantF32(addends[1], second))
+      return false;
+    dropRepeatedItems(second);
+    if (second.shape() != sum.shape())
       return false;
     float *s = sum.data<float>();
     const float *t = second.data<float>();
@@ -108,7 +128,9 @@ bool fuse(LayerNormalizationOp ln) {
 
   OpBuilder b(op);
   Value addend = addends[0];
-  if (addends.size() == 2)
+  if (addends.size() == 2 ||
+      sum.shape() !=
+          ref::Shape(cast<RankedTensorType>(addend.getType()).getShape()))
     addend = b.create<ConstantOp>(
         op->getLoc(), elementsAttrFromTensor(b.getContext(), sum));
   auto fused = b.create<EmbedLayerNormOp>(

@@ -33,7 +33,7 @@ MLCC_EXTERN_C_BEGIN
 
 /// The descriptor layout this runtime understands. A model compiled for
 /// another version is rejected with MLCC_UNSUPPORTED, never misread.
-#define MLCC_MODEL_ABI_VERSION 5
+#define MLCC_MODEL_ABI_VERSION 6
 
 /// One input or output of a model. 32 bytes on 64-bit targets.
 typedef struct mlcc_model_tensor_desc {
@@ -78,6 +78,20 @@ typedef struct mlcc_model_variant {
   mlcc_model_entry_fn entry;
 } mlcc_model_variant;
 
+/// A dim the model maps over, compiled as a range of extents (`mlcc compile
+/// --dim batch=1..64`): dim 0 of each mapped input and output. The model's
+/// items along it are independent (the compiler proved it), so a run whose
+/// extent no variant has exactly runs the variants on consecutive chunks of
+/// the items, the largest chunk that fits first, each variant's dim 0 being
+/// its chunk. 32 bytes.
+typedef struct mlcc_model_range {
+  const char *name; ///< the dim's name ("batch"), for messages
+  int64_t min;      ///< the extents a run may give it, min <= max
+  int64_t max;
+  /// num_inputs then num_outputs flags: 1 where dim 0 is this dim.
+  const uint8_t *mapped;
+} mlcc_model_range;
+
 /// A device model's kernels and weights (`mlcc compile --target vulkan` or
 /// `--target cuda`).
 /// 32 bytes.
@@ -91,7 +105,7 @@ typedef struct mlcc_device_program {
   uint64_t weights_bytes;
 } mlcc_device_program;
 
-/// A compiled model, as its object file defines it. 112 bytes.
+/// A compiled model, as its object file defines it. 120 bytes.
 /// With num_variants == 0 every dim is static and `entry` runs the model.
 /// Otherwise `entry` is NULL, the tensors' dynamic dims are -1, and a run
 /// takes the first variant whose input dims are the caller's; arena_bytes
@@ -129,6 +143,8 @@ typedef struct mlcc_model_desc {
   uint64_t cpu_features;
   /// The `mlcc compile --cpu` it was compiled for, for messages; may be NULL.
   const char *cpu_name;
+  /// A dim compiled as a range, with num_variants > 0; NULL otherwise.
+  const mlcc_model_range *range;
 } mlcc_model_desc;
 
 /// The header of a weights file (`mlcc compile --weights external`): 64

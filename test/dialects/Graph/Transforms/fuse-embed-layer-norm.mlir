@@ -42,6 +42,38 @@ func.func @one_addend(%ids: tensor<2x3xi32>) -> tensor<2x3x2xf32> {
 
 // -----
 
+// At batch 2 the token types (zeros, folded) are one block per item: the
+// fused op's addend is one item, as at batch 1. Items that differ stay.
+// CHECK-LABEL: func @repeated_items
+// CHECK: graph.constant dense<{{\[\[\[}}1.500000e+00, 2.000000e+00], [3.500000e+00, 4.000000e+00], [5.500000e+00, 6.000000e+00]]]> : tensor<1x3x2xf32>
+// CHECK: graph.embed_layer_norm {{.*}} : (tensor<2x3xi64>, tensor<4x2xf32>, tensor<1x3x2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x3x2xf32>
+// CHECK-LABEL: func @different_items
+// CHECK: graph.embed_layer_norm {{.*}} : (tensor<2x3xi64>, tensor<4x2xf32>, tensor<2x3x2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x3x2xf32>
+func.func @repeated_items(%ids: tensor<2x3xi64>) -> tensor<2x3x2xf32> {
+  %table = graph.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<4x2xf32>
+  %pos = graph.constant dense<[[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]]> : tensor<1x3x2xf32>
+  %type = graph.constant dense<[[[0.5, 0.0], [0.5, 0.0], [0.5, 0.0]], [[0.5, 0.0], [0.5, 0.0], [0.5, 0.0]]]> : tensor<2x3x2xf32>
+  %gamma = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %beta = graph.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %e = graph.gather %table, %ids : (tensor<4x2xf32>, tensor<2x3xi64>) -> tensor<2x3x2xf32>
+  %p = graph.add %e, %pos : (tensor<2x3x2xf32>, tensor<1x3x2xf32>) -> tensor<2x3x2xf32>
+  %t = graph.add %p, %type : (tensor<2x3x2xf32>, tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  %y, %m, %s = graph.layer_norm %t, %gamma, %beta {axis = -1 : i64, epsilon = 9.99999996E-13 : f32} : (tensor<2x3x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2x3x2xf32>, none, none)
+  return %y : tensor<2x3x2xf32>
+}
+func.func @different_items(%ids: tensor<2x3xi64>) -> tensor<2x3x2xf32> {
+  %table = graph.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<4x2xf32>
+  %type = graph.constant dense<[[[0.5, 0.0], [0.5, 0.0], [0.5, 0.0]], [[0.5, 0.0], [0.5, 0.0], [0.5, 1.0]]]> : tensor<2x3x2xf32>
+  %gamma = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %beta = graph.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %e = graph.gather %table, %ids : (tensor<4x2xf32>, tensor<2x3xi64>) -> tensor<2x3x2xf32>
+  %t = graph.add %e, %type : (tensor<2x3x2xf32>, tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+  %y, %m, %s = graph.layer_norm %t, %gamma, %beta {axis = -1 : i64, epsilon = 9.99999996E-13 : f32} : (tensor<2x3x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2x3x2xf32>, none, none)
+  return %y : tensor<2x3x2xf32>
+}
+
+// -----
+
 // Must not fire: the summed embeddings have another user.
 // CHECK-LABEL: func @shared_sum
 // CHECK-NOT: graph.embed_layer_norm

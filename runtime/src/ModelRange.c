@@ -1,0 +1,240 @@
+//===- ModelRange.c - Runs over a dim compiled as a range -----------------===//
+//
+// The compiler proved the model's items along the range dim independent,
+// and compiled a variant per chunk size (1, and any --dim value given with
+// the range). A run of extent n whose dims a variant has runs it; any other
+// runs the largest chunk that fits, again and again, on views of the
+// caller's tensors moved by the chunk's items. The arena is the largest
+// variant's, so no extent costs more memory than its chunks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelRange.h"
+#include "LastError.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The tensor `index` of the inputs-then-outputs order.
+static const mlcc_model_tensor_desc *tensorAt(const mlcc_model_desc *desc,
+                                              uint32_t index) {
+  return index < desc->num_inputs ? &desc->inputs[index]
+                                  : &desc->outputs[index - desc->num_inputs];
+}
+
+static uint32_t numTensors(const mlcc_model_desc *desc) {
+  return desc->num_inputs + desc->num_outputs;
+}
+
+// Variant v's extent of the range dim: dim 0 of its first mapped tensor.
+static int64_t chunkOf(const mlcc_model_desc *desc, uint32_t v) {
+  const int64_t *dims = desc->variants[v].dims;
+  for (uint32_t i = 0; i < numTensors(desc); ++i) {
+    if (desc->range->mapped[i])
+      return dims[0];
+    dims += tensorAt(desc, i)->rank;
+  }
+  return -1;
+}
+
+mlcc_status mlccRangeCheckDesc(const char *fn, const mlcc_model_desc *desc) {
+  const mlcc_model_range *r = desc->range;
+  if (!r->name || !r->mapped || r->min < 1 || r->max < r->min ||
+      desc->num_variants == 0)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: the model descriptor has a malformed "
+                               "range",
+                               fn);
+  bool anyMapped = false;
+  for (uint32_t i = 0; i < numTensors(desc); ++i) {
+    const mlcc_model_tensor_desc *t = tensorAt(desc, i);
+    if (!r->mapped[i])
+      continue;
+    anyMapped = true;
+    if (t->rank < 1 || t->dims[0] != -1 || t->max_dims)
+      return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                                 "%s: '%s' of the model descriptor is mapped "
+                                 "over '%s' but its dim 0 is not dynamic",
+                                 fn, t->name, r->name);
+  }
+  if (!anyMapped)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: the model descriptor's range '%s' maps "
+                               "no tensor",
+                               fn, r->name);
+  // Every variant's mapped tensors agree on its chunk; one of them is 1, so
+  // any extent can be run.
+  bool unit = false;
+  for (uint32_t v = 0; v < desc->num_variants; ++v) {
+    int64_t chunk = chunkOf(desc, v);
+    const int64_t *dims = desc->variants[v].dims;
+    for (uint32_t i = 0; i < numTensors(desc); ++i) {
+      if (r->mapped[i] && dims[0] != chunk)
+        return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                                   "%s: variant %u of the model descriptor "
+                                   "gives '%s' different extents",
+                                   fn, (unsigned)v, r->name);
+      dims += tensorAt(desc, i)->rank;
+    }
+    unit |= chunk == 1;
+  }
+  if (!unit)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: the model descriptor's range '%s' has no "
+                               "variant for one item",
+                               fn, r->name);
+  return MLCC_OK;
+}
+
+// The extent the run gives the range dim: that of every mapped input, in
+// the range; its outputs' dim 0 must be the same.
+static mlcc_status runExtent(const char *fn, const mlcc_model_desc *desc,
+                             const mlcc_tensor *inputs,
+                             const mlcc_tensor *outputs, int64_t *extent) {
+  const mlcc_model_range *r = desc->range;
+  const char *from = NULL;
+  for (uint32_t i = 0; i < numTensors(desc); ++i) {
+    if (!r->mapped[i])
+      continue;
+    bool input = i < desc->num_inputs;
+    const mlcc_model_tensor_desc *t = tensorAt(desc, i);
+    const mlcc_tensor *given =
+        input ? &inputs[i] : &outputs[i - desc->num_inputs];
+    const char *kind = input ? "input" : "output";
+    if (given->rank != t->rank || !given->dims)
+      return mlcc_last_error_set(MLCC_SHAPE_MISMATCH,
+                                 "%s: %s '%s': expected %d dims, got %d", fn,
+                                 kind, t->name, (int)t->rank, (int)given->rank);
+    int64_t n = given->dims[0];
+    if (!from) {
+      if (n < r->min || n > r->max)
+        return mlcc_last_error_set(
+            MLCC_SHAPE_MISMATCH,
+            "%s: %s '%s' dim 0 ('%s') is %lld; the model was compiled for "
+            "%s %lld..%lld",
+            fn, kind, t->name, r->name, (long long)n, r->name,
+            (long long)r->min, (long long)r->max);
+      *extent = n;
+      from = t->name;
+    } else if (n != *extent) {
+      return mlcc_last_error_set(
+          MLCC_SHAPE_MISMATCH,
+          "%s: %s '%s' dim 0 ('%s') is %lld, but input '%s' gives it %lld", fn,
+          kind, t->name, r->name, (long long)n, from, (long long)*extent);
+    }
+  }
+  return MLCC_OK;
+}
+
+// Whether a variant has the dims of `views` (inputs only choose).
+static bool hasVariant(const mlcc_model_desc *desc, const mlcc_tensor *views) {
+  for (uint32_t v = 0; v < desc->num_variants; ++v) {
+    const int64_t *dims = desc->variants[v].dims;
+    bool same = true;
+    for (uint32_t i = 0; i < desc->num_inputs && same; ++i) {
+      for (int32_t d = 0; d < views[i].rank; ++d)
+        same &= views[i].dims[d] == dims[d];
+      dims += views[i].rank;
+    }
+    if (same)
+      return true;
+  }
+  return false;
+}
+
+// Views of the caller's tensors, with their own dims arrays.
+typedef struct Views {
+  mlcc_tensor *Tensors; // inputs, then outputs
+  int64_t *Dims;
+  size_t *ItemBytes; // per tensor; 0 where not mapped
+} Views;
+
+static mlcc_status viewsInit(Views *w, const char *fn,
+                             const mlcc_model_desc *desc,
+                             const mlcc_tensor *inputs,
+                             const mlcc_tensor *outputs, int64_t extent) {
+  uint32_t n = numTensors(desc);
+  size_t dims = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    dims += (size_t)tensorAt(desc, i)->rank;
+  w->Tensors = malloc((n + 1) * sizeof(mlcc_tensor));
+  w->Dims = malloc((dims + 1) * sizeof(int64_t));
+  w->ItemBytes = malloc((n + 1) * sizeof(size_t));
+  if (!w->Tensors || !w->Dims || !w->ItemBytes)
+    return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
+                               "%s: cannot allocate the chunks' views", fn);
+  int64_t *next = w->Dims;
+  for (uint32_t i = 0; i < n; ++i) {
+    const mlcc_tensor *given =
+        i < desc->num_inputs ? &inputs[i] : &outputs[i - desc->num_inputs];
+    mlcc_tensor *view = &w->Tensors[i];
+    *view = *given;
+    w->ItemBytes[i] = 0;
+    if (!desc->range->mapped[i])
+      continue;
+    // The rank was checked with the extent; the inner checks see the rest.
+    memcpy(next, given->dims, (size_t)given->rank * sizeof(int64_t));
+    view->dims = next;
+    next += given->rank;
+    size_t bytes = 0;
+    mlcc_status status = mlcc_tensor_byte_size(given, &bytes);
+    if (status != MLCC_OK)
+      return status;
+    w->ItemBytes[i] = bytes / (size_t)extent;
+  }
+  return MLCC_OK;
+}
+
+static void viewsFree(Views *w) {
+  free(w->Tensors);
+  free(w->Dims);
+  free(w->ItemBytes);
+}
+
+// Views of items [first, first + chunk).
+static void viewsMove(Views *w, const mlcc_model_desc *desc,
+                      const mlcc_tensor *inputs, const mlcc_tensor *outputs,
+                      int64_t first, int64_t chunk) {
+  for (uint32_t i = 0; i < numTensors(desc); ++i) {
+    if (!desc->range->mapped[i])
+      continue;
+    const mlcc_tensor *given =
+        i < desc->num_inputs ? &inputs[i] : &outputs[i - desc->num_inputs];
+    w->Tensors[i].dims[0] = chunk;
+    w->Tensors[i].data =
+        given->data ? (char *)given->data + (size_t)first * w->ItemBytes[i]
+                    : NULL;
+  }
+}
+
+mlcc_status mlccRangeRun(const char *fn, const mlcc_model_desc *desc,
+                         const mlcc_tensor *inputs, mlcc_tensor *outputs,
+                         mlccRangeChunkFn run, void *state) {
+  int64_t extent = 0;
+  mlcc_status status = runExtent(fn, desc, inputs, outputs, &extent);
+  if (status != MLCC_OK)
+    return status;
+  if (hasVariant(desc, inputs))
+    return run(state, inputs, outputs);
+  Views w;
+  status = viewsInit(&w, fn, desc, inputs, outputs, extent);
+  for (int64_t first = 0; status == MLCC_OK && first < extent;) {
+    // The largest chunk that fits and that a variant has for the other
+    // dims; chunk 1 always does, or no chunk does (the first run says why).
+    int64_t chunk = 1;
+    for (uint32_t v = 0; v < desc->num_variants; ++v) {
+      int64_t c = chunkOf(desc, v);
+      if (c <= chunk || c > extent - first)
+        continue;
+      viewsMove(&w, desc, inputs, outputs, first, c);
+      if (hasVariant(desc, w.Tensors))
+        chunk = c;
+    }
+    viewsMove(&w, desc, inputs, outputs, first, chunk);
+    status = run(state, w.Tensors, w.Tensors + desc->num_inputs);
+    first += chunk;
+  }
+  viewsFree(&w);
+  return status;
+}

@@ -1,0 +1,135 @@
+//===- RangeDim.cpp - mlcc compile --dim NAME=LO..HI ----------------------===//
+
+#include "RangeDim.h"
+
+#include "mlcc/Driver/Driver.h"
+#include "mlcc/Driver/MappedDim.h"
+
+#include "GraphDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace mlcc::cli {
+
+bool isRangeValue(llvm::StringRef value) { return value.contains(".."); }
+
+std::string rangeChunkValue() { return "1"; }
+
+bool findDimRange(const std::vector<std::string> &dims,
+                  std::optional<DimRange> &range) {
+  range.reset();
+  for (const std::string &d : dims) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos)
+      continue; // loadAndSimplify says what is wrong
+    llvm::SmallVector<llvm::StringRef> values;
+    llvm::StringRef(d).substr(eq + 1).split(values, ',');
+    for (llvm::StringRef value : values) {
+      if (!isRangeValue(value))
+        continue;
+      auto [lo, hi] = value.split("..");
+      DimRange r{d.substr(0, eq), 0, 0, d};
+      if (lo.getAsInteger(10, r.min) || hi.getAsInteger(10, r.max) ||
+          r.min < 1 || r.max < r.min) {
+        printErrors({"--dim '" + d +
+                     "': a range is NAME=LO..HI with "
+                     "1 <= LO <= HI (--dim batch=1..64)"});
+        return false;
+      }
+      if (range) {
+        printErrors({"--dim '" + d + "': one dim may be a range (" +
+                     range->flag + " is one already)"});
+        return false;
+      }
+      range = r;
+    }
+    // The values beside a range are chunks that must fit in it.
+    if (range && range->name == d.substr(0, eq))
+      for (llvm::StringRef value : values) {
+        int64_t chunk = 0;
+        if (!isRangeValue(value) && (value.getAsInteger(10, chunk) ||
+                                     chunk < 1 || chunk > range->max)) {
+          printErrors({"--dim '" + d + "': " + value.str() +
+                       " is no chunk of the range (1.." +
+                       std::to_string(range->max) + ")"});
+          return false;
+        }
+      }
+  }
+  return true;
+}
+
+std::optional<std::string> defaultDimRange(MLIRContext &ctx,
+                                           const ModelOptions &options) {
+  ModelOptions imported = options;
+  imported.pipeline = "none";
+  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, imported);
+  func::FuncOp main = module ? mainFunction(*module) : nullptr;
+  if (!main)
+    return std::nullopt;
+  std::string batch;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto type = dyn_cast<RankedTensorType>(main.getArgument(i).getType());
+    auto params = main.getArgAttrOfType<ArrayAttr>(i, "graph.dim_params");
+    if (!type)
+      continue;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      std::string name = graph::dimParamName(params, d).str();
+      bool batchLike =
+          llvm::StringRef(name).lower().find("batch") != std::string::npos ||
+          name == "N";
+      if (d != 0 || !batchLike || (!batch.empty() && batch != name))
+        return std::nullopt;
+      batch = name;
+    }
+  }
+  if (batch.empty())
+    return std::nullopt;
+  std::fprintf(stderr,
+               "mlcc: note: symbolic dim '%s' compiled as the range 1..%lld "
+               "in chunks of %lld and 1 (a batch); --dim %s=N or "
+               "%s=LO..HI chooses\n",
+               batch.c_str(), static_cast<long long>(kDefaultBatchMax),
+               static_cast<long long>(kDefaultBatchChunk), batch.c_str(),
+               batch.c_str());
+  return batch + "=1.." + std::to_string(kDefaultBatchMax) + "," +
+         std::to_string(kDefaultBatchChunk);
+}
+
+bool describeRange(MLIRContext &ctx, const ModelOptions &oneOptions,
+                   ModuleOp one, const DimRange &range, InterfaceRange &out) {
+  out = {range.name, range.min, range.max, {}};
+  if (!oneOptions.quantize.empty()) {
+    printErrors({"--dim " + range.flag +
+                 ": --quantize compiles no range "
+                 "yet; give the dim values"});
+    return false;
+  }
+  // The model at two items, to compare with one.
+  ModelOptions twoOptions = oneOptions;
+  twoOptions.passChanges = false;
+  for (std::string &d : twoOptions.dims)
+    if (llvm::StringRef(d).starts_with(range.name + "="))
+      d = range.name + "=2";
+  OwningOpRef<ModuleOp> two = loadAndSimplify(ctx, twoOptions);
+  if (!two)
+    return false;
+  std::vector<bool> mapped;
+  if (ref::Status s = checkMappedDim(one, *two, range.name, mapped);
+      s.failed()) {
+    printErrors({"--dim " + range.flag + ": " + s.message(),
+                 "a range compiles only for a dim the model maps over (a "
+                 "batch); give values instead, --dim " +
+                     range.name + "=1,8 compiles a variant for each"});
+    return false;
+  }
+  out.mapped = mapped;
+  return true;
+}
+
+} // namespace mlcc::cli

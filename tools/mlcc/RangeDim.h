@@ -1,0 +1,62 @@
+//===- RangeDim.h - mlcc compile --dim NAME=LO..HI --------------*- C++ -*-===//
+//
+// A range compiles the model for one item of the dim (and for each value
+// given beside it: --dim batch=1..64,8) and proves that the model maps over
+// it (mlcc/Driver/MappedDim.h); the runtime runs a call's items in chunks.
+// Without any --dim, a model whose only symbolic dims are one batch gets
+// the range 1..64 in chunks of 8 and 1.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_TOOLS_MLCC_RANGEDIM_H
+#define MLCC_TOOLS_MLCC_RANGEDIM_H
+
+#include "Commands.h"
+
+#include "HeaderWriter.h"
+
+#include <optional>
+
+namespace mlcc::cli {
+
+/// The batch range a model gets without --dim, and the chunk compiled
+/// beside one item: a model bound by its weights (an MLP, a transformer's
+/// fc layers) reads them once per chunk, and one-item chunks were measured
+/// 4x (batch 8) to 6x (batch 64) slower than the exact batch on such a
+/// model, against 1.0x for chunks of 8 (tools/bench/range_chunks.py).
+constexpr int64_t kDefaultBatchMax = 64;
+constexpr int64_t kDefaultBatchChunk = 8;
+
+struct DimRange {
+  std::string name;
+  int64_t min = 1, max = 1;
+  /// The --dim text, for messages ("batch=1..64,8").
+  std::string flag;
+};
+
+/// The range among `dims` ("NAME=LO..HI" as one of a dim's values), if any.
+/// False after printing an error: a malformed range, or more than one.
+bool findDimRange(const std::vector<std::string> &dims,
+                  std::optional<DimRange> &range);
+
+/// The value a range stands for in a variant's --dim: its chunk of one.
+std::string rangeChunkValue();
+
+/// Whether `value` (one of a --dim's comma-separated values) is a range.
+bool isRangeValue(llvm::StringRef value);
+
+/// For a model with symbolic dims and no --dim: "NAME=1..64" when its only
+/// symbolic dims are one batch-like name (said on stderr), else nothing.
+std::optional<std::string> defaultDimRange(mlir::MLIRContext &ctx,
+                                           const ModelOptions &options);
+
+/// Proves that the model `one` (compiled with `oneOptions`, whose --dim
+/// gives the range's dim 1) maps over the range's dim, and describes the
+/// range for the object. False after printing why not.
+bool describeRange(mlir::MLIRContext &ctx, const ModelOptions &oneOptions,
+                   mlir::ModuleOp one, const DimRange &range,
+                   InterfaceRange &out);
+
+} // namespace mlcc::cli
+
+#endif // MLCC_TOOLS_MLCC_RANGEDIM_H
