@@ -96,6 +96,53 @@ static mlcc_tensor describe(const Tensor &t, std::vector<int64_t> &dims) {
   return d;
 }
 
+// Whether `dims` (a descriptor's, -1 for any) admit `shape`, dim 0 left
+// out where `anyFirst`.
+static bool dimsAdmit(const int64_t *dims, const ref::Shape &shape,
+                      bool anyFirst) {
+  for (size_t d = anyFirst ? 1 : 0; d < shape.size(); ++d)
+    if (dims[d] != -1 && dims[d] != shape[d])
+      return false;
+  return true;
+}
+
+// The dims of output `o` for `inputs`: the descriptor's, or with variants
+// those of the variant the inputs choose, the range's dim 0 being the
+// inputs'. Inputs that no variant takes leave -1s, made 0 here: the
+// runtime's check of the inputs then says what was compiled.
+static std::vector<int64_t> outputDims(const mlcc_model_desc *desc,
+                                       const std::vector<Tensor> &inputs,
+                                       uint32_t o) {
+  const mlcc_model_tensor_desc &out = desc->outputs[o];
+  const int64_t *dims = out.max_dims ? out.max_dims : out.dims;
+  std::vector<int64_t> result(dims, dims + out.rank);
+  const mlcc_model_range *range = desc->range;
+  auto mapped = [&](uint32_t i) { return range && range->mapped[i]; };
+  for (uint32_t v = 0; v < desc->num_variants; ++v) {
+    const int64_t *variant = desc->variants[v].dims;
+    bool chosen = true;
+    for (uint32_t i = 0; i < desc->num_inputs && chosen; ++i) {
+      chosen = inputs[i].shape().size() ==
+                   static_cast<size_t>(desc->inputs[i].rank) &&
+               dimsAdmit(variant, inputs[i].shape(), mapped(i));
+      variant += desc->inputs[i].rank;
+    }
+    if (!chosen)
+      continue;
+    for (uint32_t j = 0; j < o; ++j)
+      variant += desc->outputs[j].rank;
+    result.assign(variant, variant + out.rank);
+    break;
+  }
+  if (mapped(desc->num_inputs + o))
+    for (uint32_t i = 0; i < desc->num_inputs; ++i)
+      if (mapped(i) && !inputs[i].shape().empty())
+        result[0] = inputs[i].shape()[0];
+  for (int64_t &d : result)
+    d = std::max<int64_t>(d, 0);
+  return result;
+}
+
 Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
                                 std::vector<Tensor> &outputs) {
   const mlcc_model_desc *desc = descriptor();
@@ -104,11 +151,10 @@ Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
                          inputs.size());
   outputs.clear();
   for (uint32_t i = 0; i < desc->num_outputs; ++i) {
-    const mlcc_model_tensor_desc &o = desc->outputs[i];
     // An output whose extents come from the data: a buffer of the bound.
-    const int64_t *dims = o.max_dims ? o.max_dims : o.dims;
-    ref::Shape shape(dims, dims + o.rank);
-    outputs.emplace_back(static_cast<ref::DType>(o.dtype), shape);
+    std::vector<int64_t> dims = outputDims(desc, inputs, i);
+    outputs.emplace_back(static_cast<ref::DType>(desc->outputs[i].dtype),
+                         ref::Shape(dims.begin(), dims.end()));
     if (poisonArena)
       std::memset(outputs.back().raw(), 0xff, outputs.back().byteSize());
   }
@@ -120,7 +166,10 @@ Status CompiledModelRunner::run(const std::vector<Tensor> &inputs,
     out.push_back(describe(outputs[i], dims[inputs.size() + i]));
   mlcc_status status;
   // A device model's arena is the device's (zero-filled at create time).
-  if (poisonArena && !desc->device) {
+  // The entry of a model with variants is the runtime's to choose: it runs
+  // in the context's arena (not poisoned) with a pool or external weights.
+  bool ownEntry = desc->num_variants == 0 || !(pool || weights);
+  if (poisonArena && !desc->device && ownEntry) {
     poisonedArena.assign(desc->arena_bytes + MLCC_ARENA_ALIGNMENT, 0xff);
     void *aligned = alignUp(poisonedArena.data());
     if (pool || weights) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "ShapeVariants.h"
 
 #include "mlcc/Driver/CompiledModelRunner.h"
 
@@ -78,6 +79,23 @@ void printProfile(const std::vector<std::string> &ops, size_t runs) {
 }
 } // namespace
 
+// The shape of input `i` without --data: the descriptor's, for a model with
+// variants the last variant's (the last --dim value), a range's dim at its
+// largest.
+static ref::Shape benchInputShape(const mlcc_model_desc *desc, uint32_t i) {
+  const mlcc_model_tensor_desc &in = desc->inputs[i];
+  const int64_t *dims = in.dims;
+  if (desc->num_variants > 0) {
+    dims = desc->variants[desc->num_variants - 1].dims;
+    for (uint32_t j = 0; j < i; ++j)
+      dims += desc->inputs[j].rank;
+  }
+  ref::Shape shape(dims, dims + in.rank);
+  if (desc->range && desc->range->mapped[i] && !shape.empty())
+    shape[0] = desc->range->max;
+  return shape;
+}
+
 int runBench(const BenchOptions &options) {
   noteInt8Kernels(options.model, options.target, options.cpu);
   // Symbolic dims that --dim leaves open: the data's, or 1 for a batch
@@ -90,11 +108,19 @@ int runBench(const BenchOptions &options) {
     printErrors({s.message()});
     return 1;
   }
+  // A --dim of several values or a range is one object, as `mlcc compile`
+  // writes it.
   MLIRContext ctx;
-  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, model);
-  if (!module)
+  ShapeVariants shapes;
+  if (hasSeveralShapes(model.dims)) {
+    if (!loadShapeVariants(ctx, model, /*stats=*/false, shapes))
+      return 1;
+  } else if (OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, model)) {
+    shapes.modules.push_back(std::move(module));
+  } else {
     return 1;
-  func::FuncOp func = mainFunction(*module);
+  }
+  func::FuncOp func = mainFunction(*shapes.modules.front());
   std::vector<ref::Tensor> inputs, outputs;
   if (!options.data.empty()) {
     ref::Status s = readInputs(func, options.data, inputs);
@@ -111,9 +137,10 @@ int runBench(const BenchOptions &options) {
   compileOptions.targetKernels = !options.portableOnly;
   compileOptions.target.cpu = options.cpu;
   compileOptions.target.precision = options.precision;
+  compileOptions.range = shapes.interfaceRange;
   lowering::CompiledModel compiled;
-  ref::Status s =
-      compileForTarget(*module, options.target, compileOptions, compiled);
+  ref::Status s = compileForTarget(shapes.views(), options.target,
+                                   compileOptions, compiled);
   if (s.failed()) {
     printErrors({s.message()});
     return 1;
@@ -138,9 +165,17 @@ int runBench(const BenchOptions &options) {
     for (uint32_t i = 0; i < desc->num_inputs; ++i) {
       const mlcc_model_tensor_desc &in = desc->inputs[i];
       inputs.emplace_back(static_cast<ref::DType>(in.dtype),
-                          ref::Shape(in.dims, in.dims + in.rank));
+                          benchInputShape(desc, i));
       fillDeterministic(inputs.back());
     }
+    if (const mlcc_model_range *range = desc->range)
+      std::fprintf(stderr,
+                   "mlcc: note: timing %s=%lld, the range's largest (--data "
+                   "chooses another)\n",
+                   range->name, static_cast<long long>(range->max));
+    else if (desc->num_variants > 0)
+      std::fprintf(stderr, "mlcc: note: timing the shapes of the last --dim "
+                           "value (--data chooses others)\n");
   }
   std::vector<double> times;
   for (int i = 0; s.ok() && i < options.warmup + options.runs; ++i) {

@@ -3,7 +3,7 @@
 #include "Commands.h"
 
 #include "CpuTarget.h"
-#include "RangeDim.h"
+#include "ShapeVariants.h"
 #include "Targets.h"
 #include "mlcc/cpu.h"
 
@@ -176,45 +176,6 @@ std::string defaultModelName(const std::string &modelPath) {
   return fromFolder;
 }
 
-// `--dim batch=1,8` compiles the model once per value (and once per
-// combination of several such dims): the options of each, with one value per
-// dim. Empty after printing an error.
-static std::vector<ModelOptions> shapeVariants(const ModelOptions &options) {
-  std::vector<ModelOptions> variants{options};
-  for (ModelOptions &v : variants)
-    v.dims.clear();
-  for (const std::string &d : options.dims) {
-    size_t eq = d.find('=');
-    std::vector<std::string> values;
-    llvm::SmallVector<llvm::StringRef> parts;
-    llvm::StringRef(d).substr(eq == std::string::npos ? d.size() : eq + 1)
-        .split(parts, ',');
-    // A range stands for its chunk of one item (RangeDim.h) beside the
-    // chunks given with it.
-    std::vector<std::string> chunks;
-    for (llvm::StringRef value : parts) {
-      std::string chunk = isRangeValue(value) ? rangeChunkValue() : value.str();
-      if (!llvm::is_contained(chunks, chunk))
-        chunks.push_back(chunk);
-    }
-    std::vector<ModelOptions> next;
-    for (const ModelOptions &v : variants)
-      for (const std::string &value : chunks) {
-        next.push_back(v);
-        next.back().dims.push_back(d.substr(0, eq + 1) + value);
-      }
-    variants = std::move(next);
-  }
-  constexpr size_t kMaxVariants = 16;
-  if (variants.size() > kMaxVariants) {
-    printErrors({"the --dim values ask for " + std::to_string(variants.size()) +
-                 " shapes; at most " + std::to_string(kMaxVariants) +
-                 " variants fit in one object"});
-    return {};
-  }
-  return variants;
-}
-
 // Whether --target names a GPU target (no range of a dim there yet).
 static bool isDeviceTarget(const CompileOptions &options) {
   auto target = lowering::createTarget(options.target, options.targetOptions);
@@ -234,43 +195,17 @@ int runCompile(const CompileOptions &options) {
       !isDeviceTarget(options))
     if (std::optional<std::string> range = defaultDimRange(ctx, model))
       model.dims.push_back(*range);
-  std::optional<DimRange> range;
-  if (!findDimRange(model.dims, range))
+  ShapeVariants shapes;
+  if (!loadShapeVariants(ctx, model, options.stats, shapes))
     return 1;
+  const std::optional<DimRange> &range = shapes.range;
   if (range && options.emit != "obj") {
     printErrors({"--emit " + options.emit +
                  " shows one shape; a range (--dim " + range->flag +
                  ") compiles only into an object"});
     return 1;
   }
-  std::vector<ModelOptions> shapes = shapeVariants(model);
-  if (shapes.empty())
-    return 1;
-  std::vector<OwningOpRef<ModuleOp>> variants;
-  for (ModelOptions &shape : shapes) {
-    shape.passChanges = options.stats && variants.empty();
-    variants.push_back(loadAndSimplify(ctx, shape));
-    if (!variants.back())
-      return 1;
-  }
-  std::optional<InterfaceRange> interfaceRange;
-  if (range) {
-    // The first variant of one item proves the model maps over the dim.
-    const std::string one = range->name + "=" + rangeChunkValue();
-    size_t i = 0;
-    while (!llvm::is_contained(shapes[i].dims, one))
-      ++i;
-    if (!describeRange(ctx, shapes[i], *variants[i], *range,
-                       interfaceRange.emplace()))
-      return 1;
-    if (options.stats)
-      std::printf(
-          "range %s=%lld..%lld: dim 0 of %zu of the model's "
-          "tensors, run in chunks of the compiled variants\n",
-          range->name.c_str(), static_cast<long long>(range->min),
-          static_cast<long long>(range->max),
-          static_cast<size_t>(llvm::count(interfaceRange->mapped, true)));
-  }
+  std::vector<OwningOpRef<ModuleOp>> &variants = shapes.modules;
   if (variants.size() > 1 && options.emit != "obj") {
     printErrors({"--emit " + options.emit + " shows one shape; give each "
                  "--dim one value"});
@@ -305,13 +240,10 @@ int runCompile(const CompileOptions &options) {
     compileOptions.deviceAssembly = &hostStream;
   compileOptions.target = options.targetOptions;
   compileOptions.externalWeights = options.weights == "external";
-  compileOptions.range = interfaceRange;
+  compileOptions.range = shapes.interfaceRange;
   lowering::CompiledModel compiled;
-  std::vector<ModuleOp> modules;
-  for (OwningOpRef<ModuleOp> &v : variants)
-    modules.push_back(*v);
-  ref::Status s =
-      compileForTarget(modules, options.target, compileOptions, compiled);
+  ref::Status s = compileForTarget(shapes.views(), options.target,
+                                   compileOptions, compiled);
   if (s.failed()) {
     printErrors({s.message()});
     return 1;

@@ -1,6 +1,7 @@
 //===- RunCommand.cpp - mlcc run ------------------------------------------===//
 
 #include "Commands.h"
+#include "ShapeVariants.h"
 
 #include "mlcc/Driver/CompiledModelRunner.h"
 #include "mlcc/Import/TensorProto.h"
@@ -33,20 +34,26 @@ static void printSummary(const std::string &name, const ref::Tensor &t) {
 /// every set).
 class ModelRunner {
 public:
-  ref::Status init(ModuleOp module, const RunOptions &options) {
+  /// `modules` are the model at each shape of one object (ShapeVariants).
+  ref::Status init(llvm::ArrayRef<ModuleOp> modules,
+                   const std::optional<InterfaceRange> &range,
+                   const RunOptions &options) {
     if (options.target == "ref") {
-      executor = std::make_unique<ref::Executor>(mainFunction(module));
+      executor = std::make_unique<ref::Executor>(mainFunction(modules[0]));
       return ref::Status::success();
     }
     lowering::CompileModelOptions compile;
+    compile.range = range;
     compile.name = defaultModelName(options.model.model);
     compile.targetKernels = !options.portableOnly;
     compile.target = options.targetOptions;
     if (options.threads != 1 &&
         mlcc_threadpool_create(options.threads, &pool) != MLCC_OK)
       return ref::Status::error(mlcc_last_error_message());
-    return CompiledModelRunner::compileAndLoad(module, options.target, compile,
-                                               pool, runner);
+    lowering::CompiledModel compiled;
+    MLCC_RETURN_IF_ERROR(
+        compileForTarget(modules, options.target, compile, compiled));
+    return CompiledModelRunner::load(compiled, pool, runner);
   }
   ref::Status run(const std::vector<ref::Tensor> &inputs,
                   std::vector<ref::Tensor> &outputs) {
@@ -120,11 +127,30 @@ int runRun(const RunOptions &options) {
   bool several = sets.size() > 1 || sets.front() != options.data;
   // Symbolic dims that --dim leaves open take the data's values: the model
   // is loaded (and compiled) for the first set's shapes, and again for a
-  // set whose shapes differ.
+  // set whose shapes differ. A --dim of several values or a range is one
+  // object, compiled once, as `mlcc compile` writes it; the reference
+  // executor runs each set at its own shapes instead.
   MLIRContext ctx;
   ModelOptions model = options.model;
-  OwningOpRef<ModuleOp> module;
+  ShapeVariants oneObject;
   std::unique_ptr<ModelRunner> runner;
+  if (hasSeveralShapes(model.dims) && options.target == "ref") {
+    llvm::erase_if(model.dims,
+                   [](const std::string &d) { return hasSeveralShapes({d}); });
+    std::fprintf(stderr, "mlcc: note: --target ref runs each set at its "
+                         "shapes; --dim values and ranges choose the shapes "
+                         "of a compiled target\n");
+  } else if (hasSeveralShapes(model.dims)) {
+    if (!loadShapeVariants(ctx, model, /*stats=*/false, oneObject))
+      return 1;
+    runner = std::make_unique<ModelRunner>();
+    if (s = runner->init(oneObject.views(), oneObject.interfaceRange, options);
+        s.failed()) {
+      printErrors({"running the model failed: " + s.message()});
+      return 1;
+    }
+  }
+  OwningOpRef<ModuleOp> module;
   bool allOk = true;
   for (const std::string &set : sets) {
     std::vector<std::vector<int64_t>> shapes;
@@ -132,18 +158,19 @@ int runRun(const RunOptions &options) {
       printErrors({s.message()});
       return 1;
     }
-    if (!module || shapes != model.dataShapes) {
+    if (oneObject.modules.empty() && (!module || shapes != model.dataShapes)) {
       runner.reset();
       model.dataShapes = shapes;
       if (!(module = loadAndSimplify(ctx, model)))
         return 1;
       runner = std::make_unique<ModelRunner>();
-      if (s = runner->init(*module, options); s.failed()) {
+      if (s = runner->init(*module, std::nullopt, options); s.failed()) {
         printErrors({"running the model failed: " + s.message()});
         return 1;
       }
     }
-    func::FuncOp func = mainFunction(*module);
+    func::FuncOp func =
+        mainFunction(module ? *module : *oneObject.modules.front());
     std::vector<ref::Tensor> inputs, outputs, expected;
     s = readInputs(func, set, inputs);
     if (s.ok() && options.check)

@@ -12,6 +12,8 @@ The models (torch exports with dynamic_axes):
              residual -> h [batch, 6, 16]; with seq dynamic too (attn_seq)
   mix.onnx   x [batch, 8] -> x - mean over the batch: items depend on each
              other, which a range must refuse
+and cnn_data/test_data_set_N, model-zoo sets of cnn at batches 3 and 13
+with torch's outputs.
 
 The C program runs the batches in one context, in the order given, and
 prints each run's status; then the outputs are compared with torch's (max
@@ -22,6 +24,8 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
+import onnx.numpy_helper
 import torch
 
 MAIN_C = r"""
@@ -123,6 +127,16 @@ def write_models(work):
            {0: "batch", 1: "seq"})
     export(Mix(), torch.zeros(2, 8), os.path.join(work, "mix.onnx"),
            {0: "batch"})
+    rng = np.random.default_rng(8)
+    for i, batch in enumerate([3, 13]):
+        folder = os.path.join(work, "cnn_data", f"test_data_set_{i}")
+        os.makedirs(folder, exist_ok=True)
+        x = rng.standard_normal((batch, 1, 12, 12)).astype(np.float32)
+        with torch.no_grad():
+            y = cnn_model()(torch.from_numpy(x)).numpy()
+        for name, array in [("input_0", x), ("output_0", y)]:
+            with open(os.path.join(folder, name + ".pb"), "wb") as f:
+                f.write(onnx.numpy_helper.from_array(array).SerializeToString())
 
 
 def run_app(work, include, lib, batches):

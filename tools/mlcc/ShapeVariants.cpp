@@ -1,0 +1,97 @@
+//===- ShapeVariants.cpp - The shapes one object is compiled for ----------===//
+
+#include "ShapeVariants.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+
+namespace mlcc::cli {
+
+std::vector<ModuleOp> ShapeVariants::views() const {
+  std::vector<ModuleOp> out;
+  for (const OwningOpRef<ModuleOp> &m : modules)
+    out.push_back(*m);
+  return out;
+}
+
+bool hasSeveralShapes(const std::vector<std::string> &dims) {
+  return llvm::any_of(dims, [](const std::string &d) {
+    llvm::StringRef values = llvm::StringRef(d).split('=').second;
+    return values.contains(',') || isRangeValue(values);
+  });
+}
+
+// The options of each variant, with one value per dim (every combination
+// of several such dims). Empty after printing an error.
+static std::vector<ModelOptions> shapeOptions(const ModelOptions &options) {
+  std::vector<ModelOptions> variants{options};
+  for (ModelOptions &v : variants)
+    v.dims.clear();
+  for (const std::string &d : options.dims) {
+    size_t eq = d.find('=');
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(d).substr(eq == std::string::npos ? d.size() : eq + 1)
+        .split(parts, ',');
+    // A range stands for its chunk of one item (RangeDim.h) beside the
+    // chunks given with it.
+    std::vector<std::string> chunks;
+    for (llvm::StringRef value : parts) {
+      std::string chunk = isRangeValue(value) ? rangeChunkValue() : value.str();
+      if (!llvm::is_contained(chunks, chunk))
+        chunks.push_back(chunk);
+    }
+    std::vector<ModelOptions> next;
+    for (const ModelOptions &v : variants)
+      for (const std::string &value : chunks) {
+        next.push_back(v);
+        next.back().dims.push_back(d.substr(0, eq + 1) + value);
+      }
+    variants = std::move(next);
+  }
+  constexpr size_t kMaxVariants = 16;
+  if (variants.size() > kMaxVariants) {
+    printErrors({"the --dim values ask for " + std::to_string(variants.size()) +
+                 " shapes; at most " + std::to_string(kMaxVariants) +
+                 " variants fit in one object"});
+    return {};
+  }
+  return variants;
+}
+
+bool loadShapeVariants(MLIRContext &ctx, const ModelOptions &model, bool stats,
+                       ShapeVariants &out) {
+  out = {};
+  if (!findDimRange(model.dims, out.range))
+    return false;
+  std::vector<ModelOptions> shapes = shapeOptions(model);
+  if (shapes.empty())
+    return false;
+  for (ModelOptions &shape : shapes) {
+    shape.passChanges = stats && out.modules.empty();
+    out.modules.push_back(loadAndSimplify(ctx, shape));
+    if (!out.modules.back())
+      return false;
+  }
+  if (!out.range)
+    return true;
+  // The first variant of one item proves the model maps over the dim.
+  const DimRange &range = *out.range;
+  const std::string one = range.name + "=" + rangeChunkValue();
+  size_t i = 0;
+  while (!llvm::is_contained(shapes[i].dims, one))
+    ++i;
+  if (!describeRange(ctx, shapes[i], *out.modules[i], range,
+                     out.interfaceRange.emplace()))
+    return false;
+  if (stats)
+    std::printf("range %s=%lld..%lld: dim 0 of %zu of the model's "
+                "tensors, run in chunks of the compiled variants\n",
+                range.name.c_str(), static_cast<long long>(range.min),
+                static_cast<long long>(range.max),
+                static_cast<size_t>(
+                    llvm::count(out.interfaceRange->mapped, true)));
+  return true;
+}
+
+} // namespace mlcc::cli
