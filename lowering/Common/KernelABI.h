@@ -89,13 +89,17 @@ _Static_assert(offsetof(mlcc_eltwise_args, n) == 40, "eltwise ABI");
  *  M x N, with B packed at compile time (packB in Gemm.h describes the
  *  layout). Shapes and leading dimensions are baked into the code. bias (N
  *  elements) and residual (laid out like c, same leading dimension) are
- *  read only by kernels generated with them; they may be NULL otherwise. */
+ *  read only by kernels generated with them; they may be NULL otherwise.
+ *  m is read only by kernels generated with a run-time M (GemmSpec::
+ *  runTimeM): the rows of this call, at most the M they were generated
+ *  for (more are clamped to it). */
 typedef struct mlcc_gemm_args {
   const float *a;
   const float *packed_b;
   const float *bias;
   float *c;
   const float *residual;
+  int64_t m;
 } mlcc_gemm_args;
 
 typedef void (*mlcc_gemm_kernel_fn)(const mlcc_gemm_args *args);
@@ -105,11 +109,13 @@ static_assert(offsetof(mlcc_gemm_args, packed_b) == 8, "gemm ABI");
 static_assert(offsetof(mlcc_gemm_args, bias) == 16, "gemm ABI");
 static_assert(offsetof(mlcc_gemm_args, c) == 24, "gemm ABI");
 static_assert(offsetof(mlcc_gemm_args, residual) == 32, "gemm ABI");
+static_assert(offsetof(mlcc_gemm_args, m) == 40, "gemm ABI");
 #else
 _Static_assert(offsetof(mlcc_gemm_args, packed_b) == 8, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, bias) == 16, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, c) == 24, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, residual) == 32, "gemm ABI");
+_Static_assert(offsetof(mlcc_gemm_args, m) == 40, "gemm ABI");
 #endif
 
 /** Arguments of a generated int8 GEMM kernel (lowering/AVX512/Kernels/

@@ -8,7 +8,9 @@
 // slice of B stays in L2 while every row block reuses it) and row blocks
 // (inner). Every count is a constant of the code: the N tail is a smaller
 // column block whose last vector is stored through an opmask, the M tail a
-// smaller row block, so no tail is tested at run time.
+// smaller row block, so no tail is tested at run time. With a run-time M
+// the row loop counts args->m down instead, and the tail jumps to the
+// smaller block of its size.
 //
 // Register plan (rbx and r12 are saved, the rest is caller-saved):
 //   rdi  args          r8  B column block     r9  C column block
@@ -122,6 +124,7 @@ private:
   /// of the (single) block is the N tail.
   void columnBlocks(int64_t count, int vectors, bool masked);
   void rowBlocks(int vectors, bool masked);
+  void runTimeRowBlocks(int vectors, bool masked);
   void microkernel(int rows, int vectors, bool masked);
   /// One k step at `u` steps past the K pointers.
   void kStep(int rows, int vectors, int64_t u);
@@ -220,9 +223,42 @@ void GemmKernel::microkernel(int rows, int vectors, bool masked) {
     }
 }
 
+// rbx counts the rows left: whole blocks while rows_ remain, then one of
+// the blocks of 1 to rows_ - 1 rows.
+void GemmKernel::runTimeRowBlocks(int vectors, bool masked) {
+  mov(regRowIter_,
+      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, m))]);
+  mov(regAK_, spec_.m); // the most it was generated for
+  cmp(regRowIter_, regAK_);
+  cmovg(regRowIter_, regAK_);
+  Xbyak::Label loop, tails, done;
+  L(loop);
+  cmp(regRowIter_, rows_);
+  jl(tails, T_NEAR);
+  microkernel(rows_, vectors, masked);
+  add(regARow_, static_cast<int>(rows_ * lda_ * 4));
+  add(regCRow_, static_cast<int>(rows_ * ldc_ * 4));
+  sub(regRowIter_, rows_);
+  jmp(loop, T_NEAR);
+  L(tails);
+  for (int tail = 1; tail < rows_; ++tail) {
+    Xbyak::Label next;
+    cmp(regRowIter_, tail);
+    jne(next, T_NEAR);
+    microkernel(tail, vectors, masked);
+    jmp(done, T_NEAR);
+    L(next);
+  }
+  L(done); // no rows left (or fewer than none: M <= 0)
+}
+
 void GemmKernel::rowBlocks(int vectors, bool masked) {
   mov(regARow_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, a))]);
   mov(regCRow_, regCCol_);
+  if (spec_.runTimeM) {
+    runTimeRowBlocks(vectors, masked);
+    return;
+  }
   const int64_t full = spec_.m / rows_;
   const int tail = static_cast<int>(spec_.m % rows_);
   if (full > 0) {

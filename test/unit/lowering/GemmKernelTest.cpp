@@ -52,7 +52,8 @@ std::vector<float> runCode(const std::vector<uint8_t> &code,
                            const GemmSpec &spec, const std::vector<float> &a,
                            const std::vector<float> &packed,
                            const std::vector<float> &bias, size_t offset = 0,
-                           const std::vector<float> &residual = {}) {
+                           const std::vector<float> &residual = {},
+                           int64_t callRows = 0) {
   ExecutableBuffer exec(code, offset);
   REQUIRE(exec.ok());
   int64_t ldc = spec.ldc ? spec.ldc : spec.n;
@@ -66,6 +67,7 @@ std::vector<float> runCode(const std::vector<uint8_t> &code,
   args.bias = bias.empty() ? nullptr : gbias.data();
   args.c = gc.data();
   args.residual = residual.empty() ? nullptr : gr.data();
+  args.m = callRows;
   exec.function<mlcc_gemm_kernel_fn>()(&args);
   return gc.values();
 }
@@ -98,6 +100,10 @@ struct Case {
   int64_t lda = 0, ldc = 0; // 0: dense
   int blockRows = 0, blockVectors = 0;
   bool residual = false;
+  /// >= 0: a kernel with a run-time M of at most `m`, called with this many
+  /// rows (more than `m` are clamped to it); the rows past them keep C's
+  /// sentinel.
+  int64_t callRows = -1;
 };
 
 /// Generates, runs and compares one case.
@@ -105,7 +111,8 @@ void check(const Case &c, size_t offset = 0) {
   INFO("M=" << c.m << " N=" << c.n << " K=" << c.k << " bias=" << c.bias
             << " act=" << static_cast<int>(c.act) << " transB=" << c.transB
             << " lda=" << c.lda << " ldc=" << c.ldc << " block=" << c.blockRows
-            << "x" << c.blockVectors << " residual=" << c.residual);
+            << "x" << c.blockVectors << " residual=" << c.residual
+            << " callRows=" << c.callRows);
   GemmSpec spec;
   spec.m = c.m;
   spec.n = c.n;
@@ -116,6 +123,9 @@ void check(const Case &c, size_t offset = 0) {
   spec.residual = c.residual;
   spec.blockRows = c.blockRows;
   spec.blockVectors = c.blockVectors;
+  spec.runTimeM = c.callRows >= 0;
+  // The rows the kernel computes.
+  const int64_t rows = spec.runTimeM ? std::min(c.callRows, c.m) : c.m;
   if (c.act == Act::Relu)
     spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Relu));
   if (c.act == Act::Gelu)
@@ -136,19 +146,19 @@ void check(const Case &c, size_t offset = 0) {
   packB(b.data(), c.k, c.n, c.transB ? c.k : c.n, c.transB, packed);
   REQUIRE(static_cast<int64_t>(packed.size()) == packedBSize(c.k, c.n));
 
-  std::vector<float> dense(c.m * c.k);
-  for (int64_t i = 0; i < c.m; ++i)
+  std::vector<float> dense(rows * c.k);
+  for (int64_t i = 0; i < rows; ++i)
     std::copy_n(a.data() + i * lda, c.k, dense.data() + i * c.k);
-  std::vector<float> want = refGemm(c.m, c.n, c.k, dense, b, c.transB, bias);
-  std::vector<float> got =
-      runCode(generate(spec), spec, a, packed, bias, offset, residual);
+  std::vector<float> want = refGemm(rows, c.n, c.k, dense, b, c.transB, bias);
+  std::vector<float> got = runCode(generate(spec), spec, a, packed, bias,
+                                   offset, residual, c.callRows);
 
   const double tol = 1e-5 * std::max<int64_t>(c.k, 1) + 1e-6;
   int bad = 0;
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < ldc; ++j) {
       float g = got[i * ldc + j];
-      if (j >= c.n) { // padding of a strided C
+      if (j >= c.n || i >= rows) { // padding of a strided C, rows not asked
         if (g != kSentinel && bad++ < 5)
           FAIL_CHECK("C[" << i << "][" << j << "] padding written: " << g);
         continue;
@@ -256,6 +266,27 @@ TEST_CASE("gemm: every register block shape", "[lowering][avx512][gemm]") {
         check({m, n, 9, true, Act::Relu, false, 0, 0, rows, vectors});
 }
 
+TEST_CASE("gemm: a run-time M computes the rows of each call",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  // Every row count up to the most (each tail block), one past it
+  // (clamped), and 0 and -1 (nothing written), with both epilogue paths.
+  for (int64_t m : {1, 6, 13})
+    for (int64_t rows = -1; rows <= m + 1; ++rows)
+      for (int64_t n : {17, 100}) {
+        check({m, n, 9, true, Act::Relu, false, 0, 0, 0, 0, false, rows});
+        Case c{m, n, 64, false, Act::Gelu, false, /*lda=*/70, /*ldc=*/129};
+        c.residual = true;
+        c.callRows = rows;
+        check(c);
+      }
+  const std::pair<int, int> blocks[] = {{1, 8}, {3, 6}, {5, 2}};
+  for (auto [blockRows, vectors] : blocks)
+    for (int64_t rows : {1, 4, 11})
+      check({11, 33, 5, true, Act::None, false, 0, 0, blockRows, vectors, false,
+             rows});
+}
+
 TEST_CASE("gemm: K = 0 gives the bias, M or N = 0 writes nothing",
           "[lowering][avx512][gemm]") {
   MLCC_REQUIRE_AVX512F();
@@ -314,6 +345,13 @@ TEST_CASE("gemm: kernels keep the callee-saved registers",
   REQUIRE(withResidual.ok());
   args.residual = residual.data();
   CHECK(checker.run(&args, withResidual.address()) == 0);
+
+  // A run-time M counts its rows in rbx too.
+  spec.runTimeM = true;
+  ExecutableBuffer runTimeM(generate(spec));
+  REQUIRE(runTimeM.ok());
+  args.m = 11;
+  CHECK(checker.run(&args, runTimeM.address()) == 0);
 }
 
 TEST_CASE("gemm: packB layout", "[lowering][avx512][gemm]") {
