@@ -172,10 +172,14 @@ _Static_assert(offsetof(mlcc_pool_args, dst) == 8, "pool ABI");
 
 /** Arguments of a generated softmax or log_softmax over the last axis: src
  *  and dst are [rows, cols] f32, both dims baked into the code; dst may be
- *  src. */
+ *  src. A kernel generated with run-time rows (or cols) reads this call's
+ *  from rows (cols), at most the spec's (more are clamped); its rows stay
+ *  the spec's cols apart. */
 typedef struct mlcc_softmax_args {
   const float *src;
   float *dst;
+  int64_t rows;
+  int64_t cols;
 } mlcc_softmax_args;
 
 typedef void (*mlcc_softmax_kernel_fn)(const mlcc_softmax_args *args);
@@ -191,6 +195,8 @@ typedef struct mlcc_layer_norm_args {
   const float *beta;
   float *dst;
   const float *skip;
+  /** Read only by a kernel generated with run-time rows, as softmax's. */
+  int64_t rows;
 } mlcc_layer_norm_args;
 
 typedef void (*mlcc_layer_norm_kernel_fn)(const mlcc_layer_norm_args *args);
@@ -200,11 +206,17 @@ static_assert(offsetof(mlcc_softmax_args, dst) == 8, "softmax ABI");
 static_assert(offsetof(mlcc_layer_norm_args, gamma) == 8, "layer_norm ABI");
 static_assert(offsetof(mlcc_layer_norm_args, beta) == 16, "layer_norm ABI");
 static_assert(offsetof(mlcc_layer_norm_args, dst) == 24, "layer_norm ABI");
+static_assert(offsetof(mlcc_softmax_args, rows) == 16, "softmax ABI");
+static_assert(offsetof(mlcc_softmax_args, cols) == 24, "softmax ABI");
+static_assert(offsetof(mlcc_layer_norm_args, rows) == 40, "layer_norm ABI");
 #else
 _Static_assert(offsetof(mlcc_softmax_args, dst) == 8, "softmax ABI");
 _Static_assert(offsetof(mlcc_layer_norm_args, gamma) == 8, "layer_norm ABI");
 _Static_assert(offsetof(mlcc_layer_norm_args, beta) == 16, "layer_norm ABI");
 _Static_assert(offsetof(mlcc_layer_norm_args, dst) == 24, "layer_norm ABI");
+_Static_assert(offsetof(mlcc_softmax_args, rows) == 16, "softmax ABI");
+_Static_assert(offsetof(mlcc_softmax_args, cols) == 24, "softmax ABI");
+_Static_assert(offsetof(mlcc_layer_norm_args, rows) == 40, "layer_norm ABI");
 #endif
 
 /*===----------------------------------------------------------------------===*\

@@ -19,12 +19,15 @@
 // Rows of at most kResidentVectors vectors (128 columns: the attention
 // scores of BERT-base) are loaded once into registers and every pass works
 // there; longer ones are read again by each pass (a 4096-column row is 16
-// KiB: it stays in L1) in a loop of four vectors.
+// KiB: it stays in L1) in a loop of four vectors. Run-time cols take the
+// loop path one vector at a time, the tail through a mask made from the
+// call's cols (empty when they are a multiple of 16).
 //
 // Register plan:
 //   rdi  args        rsi  src row     rdx  dst row    r8   row counter
 //   rax  byte offset in the row (the loop of long rows)
 //   rcx  gamma       r9   beta        r10  skip row   (layer_norm)
+//   r9   bytes of the whole vectors of a row (softmax with run-time cols)
 //   zmm0 max or mean (of x - x[0])   zmm1 sum, 1 / sum, log(sum) or rstd
 //   zmm2-zmm5 accumulators, then scratch
 //   zmm6-zmm17 four exp lanes (value and two temps each)
@@ -59,6 +62,12 @@ constexpr int kFirstLaneReg = 6;
 
 enum class Kind { Softmax, LogSoftmax, LayerNorm };
 
+/// The spec's dims (the most a call may give when they are run-time).
+struct NormShape {
+  int64_t rows = 0, cols = 0;
+  bool runTimeRows = false, runTimeCols = false;
+};
+
 /// One vector of a row: its index, the accumulator and lane it uses, and
 /// where it lies (from the loop's rax when `indexed`).
 struct Vec {
@@ -71,21 +80,22 @@ struct Vec {
 
 class NormKernel : public JitGenerator {
 public:
-  NormKernel(std::vector<uint8_t> &buffer, Kind kind, int64_t rows,
-             int64_t cols, float epsilon, bool skip,
-             const std::vector<uint32_t> &preload)
-      : JitGenerator(buffer), kind_(kind), rows_(rows), cols_(cols),
-        epsilon_(epsilon), skip_(skip), vectors_((cols + kF32Lanes - 1) / kF32Lanes),
-        rem_(static_cast<int>(cols % kF32Lanes)),
-        resident_(vectors_ <= kResidentVectors), preload_(preload),
-        injector_(*this) {}
+  NormKernel(std::vector<uint8_t> &buffer, Kind kind, const NormShape &shape,
+             float epsilon, bool skip, const std::vector<uint32_t> &preload)
+      : JitGenerator(buffer), kind_(kind), rows_(shape.rows), cols_(shape.cols),
+        runTimeRows_(shape.runTimeRows), runTimeCols_(shape.runTimeCols),
+        epsilon_(epsilon), skip_(skip),
+        vectors_((cols_ + kF32Lanes - 1) / kF32Lanes),
+        rem_(static_cast<int>(cols_ % kF32Lanes)),
+        resident_(vectors_ <= kResidentVectors && !runTimeCols_),
+        preload_(preload), injector_(*this) {}
 
   void generate();
 
   /// Registers left for constants.
-  static int freeRegisters(int64_t cols) {
-    int64_t vectors = (cols + kF32Lanes - 1) / kF32Lanes;
-    return vectors <= kResidentVectors
+  static int freeRegisters(const NormShape &shape) {
+    int64_t vectors = (shape.cols + kF32Lanes - 1) / kF32Lanes;
+    return vectors <= kResidentVectors && !shape.runTimeCols
                ? kNumZmm - kFirstRowReg - kResidentVectors
                : kNumZmm - kFirstRowReg;
   }
@@ -93,6 +103,7 @@ public:
 private:
   const Kind kind_;
   const int64_t rows_, cols_;
+  const bool runTimeRows_, runTimeCols_;
   const float epsilon_;
   const bool skip_;
   const int64_t vectors_;
@@ -103,7 +114,7 @@ private:
 
   const Xbyak::Reg64 regArgs_ = rdi, regSrc_ = rsi, regDst_ = rdx,
                      regRows_ = r8, regOff_ = rax, regGamma_ = rcx,
-                     regBeta_ = r9, regSkip_ = r10;
+                     regBeta_ = r9, regSkip_ = r10, regWholeBytes_ = r9;
   const Zmm stat0_ = zmm0, stat1_ = zmm1, pivot_ = zmm18;
   const Xbyak::Opmask kTail_ = k1;
 
@@ -150,6 +161,12 @@ private:
   }
 
   void forEachVector(const std::function<void(const Vec &)> &body);
+  /// forEachVector over the call's cols.
+  void forEachRunTimeVector(const std::function<void(const Vec &)> &body);
+  /// Loads args->rows (args->cols) into r8 (r9 and the tail mask), clamped
+  /// to the spec's.
+  void loadRunTimeRows(int offset);
+  void loadRunTimeCols(int offset);
   /// Every lane of `dst` = max (or sum) of the lanes of accumulators 0-3.
   void reduce(const Zmm &dst, bool max);
   void initAccs(float v) {
@@ -165,7 +182,56 @@ private:
   void layerNormRow();
 };
 
+void NormKernel::forEachRunTimeVector(
+    const std::function<void(const Vec &)> &body) {
+  Xbyak::Label loop, tail;
+  xor_(eax, eax);
+  test(regWholeBytes_, regWholeBytes_);
+  jz(tail, T_NEAR);
+  L(loop);
+  Vec v;
+  v.indexed = true;
+  body(v);
+  add(regOff_, kZmmBytes);
+  cmp(regOff_, regWholeBytes_);
+  jne(loop, T_NEAR);
+  L(tail);
+  v.u = 1; // the tail's own accumulator
+  v.tail = true;
+  body(v);
+}
+
+void NormKernel::loadRunTimeRows(int offset) {
+  mov(regRows_, ptr[regArgs_ + offset]);
+  mov(regOff_, rows_);
+  cmp(regRows_, regOff_);
+  cmovg(regRows_, regOff_);
+}
+
+void NormKernel::loadRunTimeCols(int offset) {
+  mov(regWholeBytes_, ptr[regArgs_ + offset]);
+  mov(regOff_, cols_);
+  cmp(regWholeBytes_, regOff_);
+  cmovg(regWholeBytes_, regOff_);
+  xor_(eax, eax);
+  test(regWholeBytes_, regWholeBytes_);
+  cmovl(regWholeBytes_, rax); // fewer than none: none
+  // The tail mask, (1 << cols % 16) - 1, then the whole vectors' bytes.
+  mov(ecx, Xbyak::Reg32(regWholeBytes_.getIdx()));
+  and_(ecx, kF32Lanes - 1);
+  mov(eax, 1);
+  shl(eax, cl);
+  dec(eax);
+  kmovw(kTail_, eax);
+  and_(regWholeBytes_, -kF32Lanes);
+  shl(regWholeBytes_, 2);
+}
+
 void NormKernel::forEachVector(const std::function<void(const Vec &)> &body) {
+  if (runTimeCols_) {
+    forEachRunTimeVector(body);
+    return;
+  }
   if (resident_) {
     for (int64_t j = 0; j < vectors_; ++j) {
       Vec v;
@@ -337,9 +403,11 @@ void NormKernel::layerNormRow() {
 void NormKernel::generate() {
   preamble();
   std::vector<Zmm> constRegs;
-  for (int r = kNumZmm - 1; r >= kNumZmm - freeRegisters(cols_); --r)
+  for (int r = kNumZmm - 1;
+       r >= kNumZmm - freeRegisters({rows_, cols_, false, runTimeCols_}); --r)
     constRegs.push_back(Zmm(r));
   preloadConstants(preload_, constRegs);
+  Xbyak::Label done;
   if (rows_ > 0 && cols_ > 0) {
     if (kind_ == Kind::LayerNorm) {
       mov(regSrc_, ptr[regArgs_ +
@@ -359,11 +427,21 @@ void NormKernel::generate() {
       mov(regDst_,
           ptr[regArgs_ + static_cast<int>(offsetof(mlcc_softmax_args, dst))]);
     }
-    if (rem_) {
+    if (runTimeCols_) {
+      loadRunTimeCols(offsetof(mlcc_softmax_args, cols));
+    } else if (rem_) {
       mov(eax, (1u << rem_) - 1);
       kmovw(kTail_, eax);
     }
-    mov(regRows_, rows_);
+    if (runTimeRows_) {
+      loadRunTimeRows(kind_ == Kind::LayerNorm
+                          ? offsetof(mlcc_layer_norm_args, rows)
+                          : offsetof(mlcc_softmax_args, rows));
+      test(regRows_, regRows_);
+      jle(done, T_NEAR);
+    } else {
+      mov(regRows_, rows_);
+    }
     Xbyak::Label loop;
     L(loop);
     if (kind_ == Kind::LayerNorm)
@@ -377,6 +455,7 @@ void NormKernel::generate() {
     dec(regRows_);
     jnz(loop, T_NEAR);
   }
+  L(done);
   postamble();
 }
 
@@ -393,33 +472,31 @@ Status validate(const std::string &name, DType dtype, int64_t rows,
 
 /// Generates into a scratch buffer, growing it until the code fits. Returns
 /// the constants by use when `usage` is set.
-Status emit(const std::string &name, Kind kind, int64_t rows, int64_t cols,
+Status emit(const std::string &name, Kind kind, const NormShape &shape,
             float epsilon, bool skip, const std::vector<uint32_t> &preload,
             std::vector<uint8_t> &code, std::vector<uint32_t> *usage) {
-  return generateInGrowingBuffer(
-      [&](std::vector<uint8_t> &buffer) {
-        NormKernel kernel(buffer, kind, rows, cols, epsilon, skip, preload);
-        kernel.generate();
-        MLCC_RETURN_IF_ERROR(kernel.finish(name, code));
-        if (usage)
-          *usage = kernel.constantsByUse();
-        return Status::success();
-      });
+  return generateInGrowingBuffer([&](std::vector<uint8_t> &buffer) {
+    NormKernel kernel(buffer, kind, shape, epsilon, skip, preload);
+    kernel.generate();
+    MLCC_RETURN_IF_ERROR(kernel.finish(name, code));
+    if (usage)
+      *usage = kernel.constantsByUse();
+    return Status::success();
+  });
 }
 
-Status generateNorm(const std::string &name, Kind kind, int64_t rows,
-                    int64_t cols, float epsilon, bool skip,
-                    std::vector<uint8_t> &code) {
+Status generateNorm(const std::string &name, Kind kind, const NormShape &shape,
+                    float epsilon, bool skip, std::vector<uint8_t> &code) {
   // First pass: which constants the code asks for, most used (the exp in
   // the loops) first; the second keeps those in the spare registers.
   std::vector<uint32_t> preload;
   std::vector<uint8_t> scratch;
   MLCC_RETURN_IF_ERROR(
-      emit(name, kind, rows, cols, epsilon, skip, {}, scratch, &preload));
-  size_t spare = static_cast<size_t>(NormKernel::freeRegisters(cols));
+      emit(name, kind, shape, epsilon, skip, {}, scratch, &preload));
+  size_t spare = static_cast<size_t>(NormKernel::freeRegisters(shape));
   if (preload.size() > spare)
     preload.resize(spare);
-  return emit(name, kind, rows, cols, epsilon, skip, preload, code, nullptr);
+  return emit(name, kind, shape, epsilon, skip, preload, code, nullptr);
 }
 
 } // namespace
@@ -427,8 +504,10 @@ Status generateNorm(const std::string &name, Kind kind, int64_t rows,
 Status generateSoftmax(const SoftmaxSpec &spec, std::vector<uint8_t> &code) {
   code.clear();
   MLCC_RETURN_IF_ERROR(validate(spec.name, spec.dtype, spec.rows, spec.cols));
-  return generateNorm(spec.name, spec.log ? Kind::LogSoftmax : Kind::Softmax,
-                      spec.rows, spec.cols, 0.0f, /*skip=*/false, code);
+  return generateNorm(
+      spec.name, spec.log ? Kind::LogSoftmax : Kind::Softmax,
+      {spec.rows, spec.cols, spec.runTimeRows, spec.runTimeCols}, 0.0f,
+      /*skip=*/false, code);
 }
 
 Status generateLayerNorm(const LayerNormSpec &spec,
@@ -437,7 +516,8 @@ Status generateLayerNorm(const LayerNormSpec &spec,
   MLCC_RETURN_IF_ERROR(validate(spec.name, spec.dtype, spec.rows, spec.cols));
   MLCC_CHECK(std::isfinite(spec.epsilon) && spec.epsilon >= 0.0f, spec.name,
              ": epsilon ", spec.epsilon, " must be finite and >= 0");
-  return generateNorm(spec.name, Kind::LayerNorm, spec.rows, spec.cols,
+  return generateNorm(spec.name, Kind::LayerNorm,
+                      {spec.rows, spec.cols, spec.runTimeRows, false},
                       spec.epsilon, spec.skip, code);
 }
 

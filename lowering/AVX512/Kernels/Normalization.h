@@ -3,7 +3,9 @@
 // Generates f32 kernels that normalise each row of a [rows, cols] array
 // along its last axis: softmax, log_softmax and layer_norm (with per-column
 // scale and bias). Both dims are known when the kernel is generated, so the
-// loops, the tail mask and 1 / cols are constants in the code.
+// loops, the tail mask and 1 / cols are constants in the code; or the rows
+// (and a softmax's cols) are each call's, at most the spec's, for a dim
+// known only when the model runs.
 //
 // The kernels' signatures are those of lowering/Common/KernelABI.h:
 //   void kernel(const mlcc_softmax_args *args);     softmax, log_softmax
@@ -38,6 +40,10 @@ struct SoftmaxSpec {
   bool log = false;
   DType dtype = DType::F32;
   int64_t rows = 1, cols = 1;
+  /// Read each call's rows (cols) from the args: `rows` (`cols`) is the
+  /// most it may be, and `cols` stays the distance between rows.
+  bool runTimeRows = false;
+  bool runTimeCols = false;
 };
 
 struct LayerNormSpec {
@@ -48,6 +54,8 @@ struct LayerNormSpec {
   float epsilon = 1e-5f;
   /// skip_layer_norm: normalise src + skip (args.skip, [rows, cols]).
   bool skip = false;
+  /// As SoftmaxSpec's.
+  bool runTimeRows = false;
 };
 
 /// Generate the kernel's machine code into `code` (plain bytes, position

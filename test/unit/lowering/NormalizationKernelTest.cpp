@@ -255,6 +255,94 @@ TEST_CASE("skip_layer_norm matches the reference at every row length",
     }
 }
 
+// A kernel with run-time dims (at most maxRows x maxCols, rows maxCols
+// apart) called with rows x cols: the dense [rows', cols'] block of the
+// clamped dims matches the reference, and every other element of dst keeps
+// its sentinel.
+void checkRunTimeShape(bool layerNorm, bool log, int64_t maxRows,
+                       int64_t maxCols, bool runTimeCols, int64_t rows,
+                       int64_t cols, unsigned seed) {
+  INFO((layerNorm ? "layer_norm"
+        : log     ? "log_softmax"
+                  : "softmax")
+       << " of at most [" << maxRows << ", " << maxCols << "] called with ["
+       << rows << ", " << cols << "]");
+  const int64_t r = std::clamp<int64_t>(rows, 0, maxRows);
+  const int64_t c =
+      runTimeCols ? std::clamp<int64_t>(cols, 0, maxCols) : maxCols;
+  const float sentinel = -12345.0f;
+  std::vector<float> x = randomValues(maxRows * maxCols, -8.0f, 8.0f, seed);
+  std::vector<float> gamma = randomValues(maxCols, -2.0f, 2.0f, seed + 1);
+  std::vector<float> beta = randomValues(maxCols, -1.0f, 1.0f, seed + 2);
+  GuardedArray<float> src(x), dst(std::vector<float>(x.size(), sentinel)),
+      g(gamma), b(beta);
+  REQUIRE((src.ok() && dst.ok() && g.ok() && b.ok()));
+  std::vector<float> dense(r * c);
+  for (int64_t i = 0; i < r; ++i)
+    std::copy_n(x.data() + i * maxCols, c, dense.data() + i * c);
+  std::vector<float> want;
+  if (layerNorm) {
+    LayerNormSpec spec = layerNormSpec(maxRows, maxCols);
+    spec.runTimeRows = true;
+    ExecutableBuffer exec(generate(spec));
+    REQUIRE(exec.ok());
+    mlcc_layer_norm_args args = {src.data(), g.data(), b.data(),
+                                 dst.data(), nullptr,  rows};
+    exec.function<mlcc_layer_norm_kernel_fn>()(&args);
+    spec.rows = r;
+    if (r > 0)
+      want = referenceLayerNorm(spec, dense, gamma, beta);
+  } else {
+    SoftmaxSpec spec = softmaxSpec(log, maxRows, maxCols);
+    spec.runTimeRows = true;
+    spec.runTimeCols = runTimeCols;
+    ExecutableBuffer exec(generate(spec));
+    REQUIRE(exec.ok());
+    mlcc_softmax_args args = {src.data(), dst.data(), rows, cols};
+    exec.function<mlcc_softmax_kernel_fn>()(&args);
+    spec.rows = r;
+    spec.cols = c;
+    if (r > 0 && c > 0)
+      want = referenceSoftmax(spec, dense);
+  }
+  std::vector<float> got = dst.values(), block(r * c);
+  for (int64_t i = 0; i < maxRows; ++i)
+    for (int64_t j = 0; j < maxCols; ++j) {
+      float v = got[i * maxCols + j];
+      if (i < r && j < c) {
+        block[i * c + j] = v;
+      } else if (v != sentinel) {
+        FAIL_CHECK("dst[" << i << "][" << j << "] written: " << v);
+        return;
+      }
+    }
+  if (!want.empty())
+    compare("the rows and cols of the call", block, want);
+}
+
+TEST_CASE("normalization: run-time rows and cols compute each call's",
+          "[avx512][normalization]") {
+  MLCC_REQUIRE_AVX512F();
+  unsigned seed = 900;
+  // Cols around the vector and the four-vector loop, long rows; rows of
+  // none, fewer than none and more than the most (clamped).
+  for (int64_t maxCols : {1, 16, 17, 100, 128, 300})
+    for (int64_t rows : {-1, 0, 1, 3, 5})
+      for (int64_t cols : {-1, 0, 1, 15, 16, 17, 64, 99, 128, 300, 301}) {
+        const int64_t maxRows = 4;
+        checkRunTimeShape(false, false, maxRows, maxCols, true, rows, cols,
+                          seed++);
+        checkRunTimeShape(false, true, maxRows, maxCols, true, rows, cols,
+                          seed++);
+        if (cols == 1) { // the cols are the spec's
+          checkRunTimeShape(false, false, maxRows, maxCols, false, rows, cols,
+                            seed++);
+          checkRunTimeShape(true, false, maxRows, maxCols, false, rows, cols,
+                            seed++);
+        }
+      }
+}
+
 TEST_CASE("softmax rows of one element are 1, log_softmax rows 0",
           "[avx512][normalization]") {
   MLCC_REQUIRE_AVX512F();
