@@ -4,11 +4,14 @@
 // struct loaded by offset, named registers, a main loop over `unroll` zmm
 // vectors, the leftover whole vectors straight-line, then one opmask tail.
 // Every count is a constant of the code, so there is no tail test at run
-// time and a kernel for n < 16 is a single masked vector.
+// time and a kernel for n < 16 is a single masked vector. A run-time n
+// counts its vectors down in r10 (the main loop, then one vector at a
+// time) and masks the tail with the call's low bits (an empty mask does
+// nothing).
 //
 // Register plan (all caller-saved under SysV, so nothing is saved):
 //   rdi  args            rsi, rdx, rcx, r8  src[0..3]     r9  dst
-//   r10  loop counter    eax  tail mask bits
+//   r10  loop counter    eax  tail mask bits    r11  n % 16 (run-time n)
 //   k1   tail mask       k2..k5  lane scratch masks
 //   zmm  lane u holds its value and scratch at u * (1 + temps) onward;
 //        the registers above the lanes hold the most used constants.
@@ -179,6 +182,8 @@ private:
   void block(int lanes, bool tail);
   void applyBinary(const EltwiseOp &op, const EltwiseLane &l, int u, bool tail);
   void advance(int lanes);
+  /// The vectors of args->n, in place of the constant counts.
+  void runTimeCount();
 };
 
 EltwiseLane EltwiseKernel::lane(int u) const {
@@ -280,6 +285,41 @@ void EltwiseKernel::advance(int lanes) {
   add(regDst_, lanes * kZmmBytes);
 }
 
+void EltwiseKernel::runTimeCount() {
+  Xbyak::Label loop, singles, single, tail, done;
+  mov(regIter_,
+      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, n))]);
+  mov(rax, spec_.n);
+  cmp(regIter_, rax);
+  cmovg(regIter_, rax);
+  test(regIter_, regIter_);
+  jle(done, T_NEAR);
+  mov(r11d, Xbyak::Reg32(regIter_.getIdx()));
+  and_(r11d, kF32Lanes - 1);
+  mov(eax, 0xffff);
+  bzhi(eax, eax, r11d); // (1 << n % 16) - 1; BMI2 comes with AVX-512
+  kmovw(kTail_, eax);
+  shr(regIter_, 4); // whole vectors
+  L(loop);
+  cmp(regIter_, unroll_);
+  jb(singles, T_NEAR);
+  block(unroll_, false);
+  advance(unroll_);
+  sub(regIter_, unroll_);
+  jmp(loop, T_NEAR);
+  L(singles);
+  test(regIter_, regIter_);
+  jz(tail, T_NEAR);
+  L(single);
+  block(1, false);
+  advance(1);
+  dec(regIter_);
+  jnz(single, T_NEAR);
+  L(tail);
+  block(1, true);
+  L(done);
+}
+
 void EltwiseKernel::generate() {
   preamble();
   if (spec_.n == 0) {
@@ -292,6 +332,11 @@ void EltwiseKernel::generate() {
   for (int r = kNumZmm - 1; r >= firstFree; --r)
     constRegs.push_back(Xbyak::Zmm(r));
   preloadConstants(preload_, constRegs);
+  if (spec_.runTimeN) {
+    runTimeCount();
+    postamble();
+    return;
+  }
 
   const int64_t vectors = spec_.n / kF32Lanes;
   const int rem = static_cast<int>(spec_.n % kF32Lanes);

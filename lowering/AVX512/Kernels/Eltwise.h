@@ -4,7 +4,8 @@
 // contiguous array of exactly n elements: one load, the whole chain in
 // registers, one store, so a fused relu(add(x, y)) touches memory once. The
 // count is known when the kernel is generated, so the loop trip count and
-// the tail mask are constants in the code.
+// the tail mask are constants in the code; or it is each call's args->n
+// (EltwiseSpec::runTimeN), for a dim known only when the model runs.
 //
 // The kernel's signature is that of lowering/Common/KernelABI.h:
 //   void kernel(const mlcc_eltwise_args *args);
@@ -116,6 +117,8 @@ struct EltwiseSpec {
   std::string name = "eltwise";
   DType dtype = DType::F32;
   int64_t n = 0;
+  /// Read each call's count from args->n, at most `n` (more are clamped).
+  bool runTimeN = false;
   std::vector<EltwiseOp> ops; // applied in order; empty copies src[0]
   /// Vectors per main-loop iteration, 1 to 4; 0 picks. Tests set it to
   /// reach each remainder path.

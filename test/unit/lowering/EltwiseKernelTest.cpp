@@ -18,6 +18,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -345,6 +347,49 @@ TEST_CASE("every unroll and constant placement gives the same results",
                                                 sample(n, -3, 3, 4)};
         requireClose(run(spec, srcs), referenceChain(spec, srcs),
                      chainTolerance(spec));
+      }
+}
+
+TEST_CASE("a run-time n computes each call's elements", "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
+  using K = EltwiseKind;
+  std::vector<EltwiseOp> chain = {
+      EltwiseOp::binary(K::Add, EltwiseOperand::array(1)),
+      EltwiseOp::unary(K::Gelu)};
+  const float sentinel = -12345.0f;
+  for (int unroll : {1, 4})
+    for (int64_t most : {int64_t(1), int64_t(17), int64_t(1000)})
+      for (int64_t n : {int64_t(-1), int64_t(0), int64_t(1), int64_t(15),
+                        int64_t(16), int64_t(17), int64_t(64), int64_t(65),
+                        int64_t(999), int64_t(1000), int64_t(1001)}) {
+        INFO("unroll " << unroll << ", at most " << most << ", n " << n);
+        EltwiseSpec spec = specOf(chain, most);
+        spec.unroll = unroll;
+        spec.runTimeN = true;
+        ExecutableBuffer exec(generate(spec));
+        REQUIRE(exec.ok());
+        std::vector<std::vector<float>> srcs = {sample(most, -3, 3, 5),
+                                                sample(most, -1, 1, 6)};
+        GuardedArray<float> a(srcs[0]), b(srcs[1]),
+            dst(std::vector<float>(most, sentinel));
+        REQUIRE((a.ok() && b.ok() && dst.ok()));
+        mlcc_eltwise_args args = {};
+        args.src[0] = a.data();
+        args.src[1] = b.data();
+        args.dst = dst.data();
+        args.n = n;
+        exec.function<mlcc_eltwise_kernel_fn>()(&args);
+        const int64_t done = std::clamp<int64_t>(n, 0, most);
+        std::vector<float> got = dst.values();
+        for (int64_t i = done; i < most; ++i)
+          REQUIRE(got[i] == sentinel);
+        if (done == 0)
+          continue;
+        for (std::vector<float> &v : srcs)
+          v.resize(done);
+        got.resize(done);
+        EltwiseSpec exact = specOf(chain, done);
+        requireClose(got, referenceChain(exact, srcs), chainTolerance(exact));
       }
 }
 
