@@ -10,7 +10,7 @@
 // column block whose last vector is stored through an opmask, the M tail a
 // smaller row block, so no tail is tested at run time. With a run-time M
 // the row loop counts args->m down instead, and the tail jumps to the
-// smaller block of its size.
+// smaller block of its size; with a run-time K the K loop counts args->k.
 //
 // Register plan (rbx and r12 are saved, the rest is caller-saved):
 //   rdi  args          r8  B column block     r9  C column block
@@ -129,6 +129,9 @@ private:
   /// One k step at `u` steps past the K pointers.
   void kStep(int rows, int vectors, int64_t u);
   void epilogue(int rows, int vectors, bool masked);
+  void storeBlock(int rows, int vectors, bool masked);
+  /// The K loop of a run-time K (the accumulators zeroed before it).
+  void runTimeKLoop(int rows, int vectors);
 
   static Xbyak::Zmm acc(int i, int j, int vectors) {
     return Xbyak::Zmm(i * vectors + j);
@@ -184,6 +187,12 @@ void GemmKernel::microkernel(int rows, int vectors, bool masked) {
       Xbyak::Zmm z = acc(i, j, vectors);
       vpxord(z, z, z); // vxorps on zmm would need AVX-512DQ
     }
+  if (spec_.runTimeK) {
+    runTimeKLoop(rows, vectors);
+    epilogue(rows, vectors, masked);
+    storeBlock(rows, vectors, masked);
+    return;
+  }
   const int64_t iters = spec_.k / kUnrollK;
   const int64_t rest = spec_.k % kUnrollK;
   if (spec_.k > 0) {
@@ -212,6 +221,10 @@ void GemmKernel::microkernel(int rows, int vectors, bool masked) {
     kStep(rows, vectors, u);
 
   epilogue(rows, vectors, masked);
+  storeBlock(rows, vectors, masked);
+}
+
+void GemmKernel::storeBlock(int rows, int vectors, bool masked) {
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < vectors; ++j) {
       Xbyak::Address c =
@@ -221,6 +234,38 @@ void GemmKernel::microkernel(int rows, int vectors, bool masked) {
       else
         vmovups(c, acc(i, j, vectors));
     }
+}
+
+// rcx counts args->k down: kUnrollK steps at a time, then one at a time.
+void GemmKernel::runTimeKLoop(int rows, int vectors) {
+  Xbyak::Label unrolled, singles, single, done;
+  mov(regKIter_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, k))]);
+  mov(regAK_, spec_.k);
+  cmp(regKIter_, regAK_);
+  cmovg(regKIter_, regAK_);
+  mov(regAK_, regARow_);
+  mov(regBK_, regBCol_);
+  test(regKIter_, regKIter_);
+  jle(done, T_NEAR);
+  L(unrolled);
+  cmp(regKIter_, kUnrollK);
+  jl(singles, T_NEAR);
+  for (int64_t u = 0; u < kUnrollK; ++u)
+    kStep(rows, vectors, u);
+  add(regAK_, static_cast<int>(kUnrollK * 4));
+  add(regBK_, static_cast<int>(kUnrollK * kZmmBytes));
+  sub(regKIter_, kUnrollK);
+  jmp(unrolled, T_NEAR);
+  L(singles);
+  test(regKIter_, regKIter_);
+  jz(done, T_NEAR);
+  L(single);
+  kStep(rows, vectors, 0);
+  add(regAK_, 4);
+  add(regBK_, kZmmBytes);
+  dec(regKIter_);
+  jnz(single, T_NEAR);
+  L(done);
 }
 
 // rbx counts the rows left: whole blocks while rows_ remain, then one of

@@ -53,7 +53,7 @@ std::vector<float> runCode(const std::vector<uint8_t> &code,
                            const std::vector<float> &packed,
                            const std::vector<float> &bias, size_t offset = 0,
                            const std::vector<float> &residual = {},
-                           int64_t callRows = 0) {
+                           int64_t callRows = 0, int64_t callK = 0) {
   ExecutableBuffer exec(code, offset);
   REQUIRE(exec.ok());
   int64_t ldc = spec.ldc ? spec.ldc : spec.n;
@@ -68,6 +68,7 @@ std::vector<float> runCode(const std::vector<uint8_t> &code,
   args.c = gc.data();
   args.residual = residual.empty() ? nullptr : gr.data();
   args.m = callRows;
+  args.k = callK;
   exec.function<mlcc_gemm_kernel_fn>()(&args);
   return gc.values();
 }
@@ -104,6 +105,8 @@ struct Case {
   /// rows (more than `m` are clamped to it); the rows past them keep C's
   /// sentinel.
   int64_t callRows = -1;
+  /// >= 0: likewise a run-time K of at most `k`.
+  int64_t callK = -1;
 };
 
 /// Generates, runs and compares one case.
@@ -112,7 +115,7 @@ void check(const Case &c, size_t offset = 0) {
             << " act=" << static_cast<int>(c.act) << " transB=" << c.transB
             << " lda=" << c.lda << " ldc=" << c.ldc << " block=" << c.blockRows
             << "x" << c.blockVectors << " residual=" << c.residual
-            << " callRows=" << c.callRows);
+            << " callRows=" << c.callRows << " callK=" << c.callK);
   GemmSpec spec;
   spec.m = c.m;
   spec.n = c.n;
@@ -124,6 +127,9 @@ void check(const Case &c, size_t offset = 0) {
   spec.blockRows = c.blockRows;
   spec.blockVectors = c.blockVectors;
   spec.runTimeM = c.callRows >= 0;
+  spec.runTimeK = c.callK >= 0;
+  // The products each element sums.
+  const int64_t depth = spec.runTimeK ? std::min(c.callK, c.k) : c.k;
   // The rows the kernel computes.
   const int64_t rows = spec.runTimeM ? std::min(c.callRows, c.m) : c.m;
   if (c.act == Act::Relu)
@@ -146,12 +152,19 @@ void check(const Case &c, size_t offset = 0) {
   packB(b.data(), c.k, c.n, c.transB ? c.k : c.n, c.transB, packed);
   REQUIRE(static_cast<int64_t>(packed.size()) == packedBSize(c.k, c.n));
 
-  std::vector<float> dense(rows * c.k);
+  // B's first `depth` rows (K x N, or N x K).
+  std::vector<float> bDepth(depth * c.n);
+  for (int64_t r = 0; r < depth; ++r)
+    for (int64_t j = 0; j < c.n; ++j)
+      bDepth[c.transB ? j * depth + r : r * c.n + j] =
+          c.transB ? b[j * c.k + r] : b[r * c.n + j];
+  std::vector<float> dense(rows * depth);
   for (int64_t i = 0; i < rows; ++i)
-    std::copy_n(a.data() + i * lda, c.k, dense.data() + i * c.k);
-  std::vector<float> want = refGemm(rows, c.n, c.k, dense, b, c.transB, bias);
+    std::copy_n(a.data() + i * lda, depth, dense.data() + i * depth);
+  std::vector<float> want =
+      refGemm(rows, c.n, depth, dense, bDepth, c.transB, bias);
   std::vector<float> got = runCode(generate(spec), spec, a, packed, bias,
-                                   offset, residual, c.callRows);
+                                   offset, residual, c.callRows, c.callK);
 
   const double tol = 1e-5 * std::max<int64_t>(c.k, 1) + 1e-6;
   int bad = 0;
@@ -285,6 +298,26 @@ TEST_CASE("gemm: a run-time M computes the rows of each call",
     for (int64_t rows : {1, 4, 11})
       check({11, 33, 5, true, Act::None, false, 0, 0, blockRows, vectors, false,
              rows});
+}
+
+TEST_CASE("gemm: a run-time K sums the products of each call",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  // Around the 4-step unroll, none, fewer than none and more than the most
+  // (clamped); with a run-time M too, as attention's context product.
+  for (int64_t k : {1, 7, 64})
+    for (int64_t depth = -1; depth <= k + 1; depth += (k > 9 ? 5 : 1))
+      for (int64_t n : {17, 64}) {
+        Case c{13, n, k, true, Act::Relu, false, 0, 0};
+        c.callK = depth;
+        check(c);
+        c.residual = true;
+        c.callRows = 7;
+        check(c);
+        c = {5, n, k, false, Act::None, /*transB=*/true};
+        c.callK = depth;
+        check(c);
+      }
 }
 
 TEST_CASE("gemm: K = 0 gives the bias, M or N = 0 writes nothing",
