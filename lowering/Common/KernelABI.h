@@ -92,8 +92,8 @@ _Static_assert(offsetof(mlcc_eltwise_args, n) == 40, "eltwise ABI");
  *  read only by kernels generated with them; they may be NULL otherwise.
  *  m is read only by kernels generated with a run-time M (GemmSpec::
  *  runTimeM): the rows of this call, at most the M they were generated
- *  for (more are clamped to it); k likewise with a run-time K, B's
- *  panels staying packed for the K generated for. */
+ *  for (more are clamped to it); k and n likewise with a run-time K or N,
+ *  B staying packed for the K and N generated for. */
 typedef struct mlcc_gemm_args {
   const float *a;
   const float *packed_b;
@@ -102,6 +102,7 @@ typedef struct mlcc_gemm_args {
   const float *residual;
   int64_t m;
   int64_t k;
+  int64_t n;
 } mlcc_gemm_args;
 
 typedef void (*mlcc_gemm_kernel_fn)(const mlcc_gemm_args *args);
@@ -113,6 +114,7 @@ static_assert(offsetof(mlcc_gemm_args, c) == 24, "gemm ABI");
 static_assert(offsetof(mlcc_gemm_args, residual) == 32, "gemm ABI");
 static_assert(offsetof(mlcc_gemm_args, m) == 40, "gemm ABI");
 static_assert(offsetof(mlcc_gemm_args, k) == 48, "gemm ABI");
+static_assert(offsetof(mlcc_gemm_args, n) == 56, "gemm ABI");
 #else
 _Static_assert(offsetof(mlcc_gemm_args, packed_b) == 8, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, bias) == 16, "gemm ABI");
@@ -120,6 +122,7 @@ _Static_assert(offsetof(mlcc_gemm_args, c) == 24, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, residual) == 32, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, m) == 40, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, k) == 48, "gemm ABI");
+_Static_assert(offsetof(mlcc_gemm_args, n) == 56, "gemm ABI");
 #endif
 
 /** Arguments of a generated int8 GEMM kernel (lowering/AVX512/Kernels/

@@ -10,7 +10,8 @@
 // column block whose last vector is stored through an opmask, the M tail a
 // smaller row block, so no tail is tested at run time. With a run-time M
 // the row loop counts args->m down instead, and the tail jumps to the
-// smaller block of its size; with a run-time K the K loop counts args->k.
+// smaller block of its size; a run-time N does the same with the column
+// blocks, and a run-time K loop counts args->k.
 //
 // Register plan (rbx and r12 are saved, the rest is caller-saved):
 //   rdi  args          r8  B column block     r9  C column block
@@ -125,6 +126,7 @@ private:
   void columnBlocks(int64_t count, int vectors, bool masked);
   void rowBlocks(int vectors, bool masked);
   void runTimeRowBlocks(int vectors, bool masked);
+  void runTimeColumnBlocks();
   void microkernel(int rows, int vectors, bool masked);
   /// One k step at `u` steps past the K pointers.
   void kStep(int rows, int vectors, int64_t u);
@@ -347,6 +349,49 @@ void GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {
   }
 }
 
+// r12 counts the vectors of args->n left: whole blocks while more than a
+// block remains, then the last block of its size, its last vector masked
+// (all 16 lanes when N is a multiple of 16).
+void GemmKernel::runTimeColumnBlocks() {
+  Xbyak::Label loop, tails, done;
+  mov(regColIter_,
+      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, n))]);
+  mov(rax, spec_.n);
+  cmp(regColIter_, rax);
+  cmovg(regColIter_, rax);
+  test(regColIter_, regColIter_);
+  jle(done, T_NEAR);
+  // Lanes of the last vector: (N - 1) % 16 + 1.
+  lea(eax, ptr[regColIter_ - 1]);
+  and_(eax, kF32Lanes - 1);
+  inc(eax);
+  mov(r11d, 0xffff);
+  bzhi(r11d, r11d, eax);
+  kmovw(kTail_, r11d);
+  add(regColIter_, kF32Lanes - 1);
+  shr(regColIter_, 4);
+  L(loop);
+  cmp(regColIter_, vectors_);
+  jle(tails, T_NEAR);
+  rowBlocks(vectors_, /*masked=*/false);
+  add(regBCol_, static_cast<int>(vectors_ * spec_.k * kZmmBytes));
+  add(regCCol_, vectors_ * kZmmBytes);
+  if (spec_.bias)
+    add(regBiasCol_, vectors_ * kZmmBytes);
+  sub(regColIter_, vectors_);
+  jmp(loop, T_NEAR);
+  L(tails);
+  for (int tail = 1; tail <= vectors_; ++tail) {
+    Xbyak::Label next;
+    cmp(regColIter_, tail);
+    jne(next, T_NEAR);
+    rowBlocks(tail, /*masked=*/true);
+    jmp(done, T_NEAR);
+    L(next);
+  }
+  L(done);
+}
+
 void GemmKernel::generate() {
   if (spec_.residual)
     preamble({rbx, r12, r13});
@@ -368,6 +413,11 @@ void GemmKernel::generate() {
     sub(regResidualDelta_, regCCol_);
   }
 
+  if (spec_.runTimeN) {
+    runTimeColumnBlocks();
+    postamble();
+    return;
+  }
   const int64_t nVectors = (spec_.n + kF32Lanes - 1) / kF32Lanes;
   const int rem = static_cast<int>(spec_.n % kF32Lanes);
   if (rem) {

@@ -1,8 +1,8 @@
 //===- Gemm.h - AVX-512 f32 GEMM kernels ------------------------*- C++ -*-===//
 //
 // Generates f32 kernels for C[M,N] = epilogue(A[M,K] * B[K,N] + bias[N] +
-// R[M,N]) with N known when the kernel is generated, and M and K too or
-// given by each call (GemmSpec::runTimeM, runTimeK). A, C and the
+// R[M,N]) with M, N and K known when the kernel is generated, or given by
+// each call (GemmSpec::runTimeM, runTimeN, runTimeK). A, C and the
 // residual R are row major with the spec's leading dimensions (R with C's). B
 // is a weight: the compiler packs it once, with packB(), into the layout below,
 // and the kernel reads only that.
@@ -67,6 +67,10 @@ struct GemmSpec {
   /// for `k` rows, of which a call reads its first): a sum over a dim
   /// known only when the model runs (attention's keys).
   bool runTimeK = false;
+  /// Read the N of each call from args->n (at most `n`): the columns past
+  /// it are neither read from bias nor written (attention's scores over
+  /// the keys of a run-time length).
+  bool runTimeN = false;
   /// Register block: rows of A and zmm vectors of C columns per microkernel
   /// call (rows * vectors + vectors + 2 <= 32). 0 picks: 6 x 4; M x 4 for
   /// M of 3 to 5; M x 8 for M <= 2. Tests set them to reach each tail path.

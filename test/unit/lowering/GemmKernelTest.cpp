@@ -53,7 +53,8 @@ std::vector<float> runCode(const std::vector<uint8_t> &code,
                            const std::vector<float> &packed,
                            const std::vector<float> &bias, size_t offset = 0,
                            const std::vector<float> &residual = {},
-                           int64_t callRows = 0, int64_t callK = 0) {
+                           int64_t callRows = 0, int64_t callK = 0,
+                           int64_t callN = 0) {
   ExecutableBuffer exec(code, offset);
   REQUIRE(exec.ok());
   int64_t ldc = spec.ldc ? spec.ldc : spec.n;
@@ -69,6 +70,7 @@ std::vector<float> runCode(const std::vector<uint8_t> &code,
   args.residual = residual.empty() ? nullptr : gr.data();
   args.m = callRows;
   args.k = callK;
+  args.n = callN;
   exec.function<mlcc_gemm_kernel_fn>()(&args);
   return gc.values();
 }
@@ -105,8 +107,9 @@ struct Case {
   /// rows (more than `m` are clamped to it); the rows past them keep C's
   /// sentinel.
   int64_t callRows = -1;
-  /// >= 0: likewise a run-time K of at most `k`.
+  /// >= 0: likewise a run-time K of at most `k`, or N of at most `n`.
   int64_t callK = -1;
+  int64_t callN = -1;
 };
 
 /// Generates, runs and compares one case.
@@ -115,7 +118,8 @@ void check(const Case &c, size_t offset = 0) {
             << " act=" << static_cast<int>(c.act) << " transB=" << c.transB
             << " lda=" << c.lda << " ldc=" << c.ldc << " block=" << c.blockRows
             << "x" << c.blockVectors << " residual=" << c.residual
-            << " callRows=" << c.callRows << " callK=" << c.callK);
+            << " callRows=" << c.callRows << " callK=" << c.callK
+            << " callN=" << c.callN);
   GemmSpec spec;
   spec.m = c.m;
   spec.n = c.n;
@@ -128,6 +132,10 @@ void check(const Case &c, size_t offset = 0) {
   spec.blockVectors = c.blockVectors;
   spec.runTimeM = c.callRows >= 0;
   spec.runTimeK = c.callK >= 0;
+  spec.runTimeN = c.callN >= 0;
+  // The columns the kernel writes.
+  const int64_t cols =
+      spec.runTimeN ? std::clamp<int64_t>(c.callN, 0, c.n) : c.n;
   // The products each element sums.
   const int64_t depth = spec.runTimeK ? std::min(c.callK, c.k) : c.k;
   // The rows the kernel computes.
@@ -163,15 +171,16 @@ void check(const Case &c, size_t offset = 0) {
     std::copy_n(a.data() + i * lda, depth, dense.data() + i * depth);
   std::vector<float> want =
       refGemm(rows, c.n, depth, dense, bDepth, c.transB, bias);
-  std::vector<float> got = runCode(generate(spec), spec, a, packed, bias,
-                                   offset, residual, c.callRows, c.callK);
+  std::vector<float> got =
+      runCode(generate(spec), spec, a, packed, bias, offset, residual,
+              c.callRows, c.callK, c.callN);
 
   const double tol = 1e-5 * std::max<int64_t>(c.k, 1) + 1e-6;
   int bad = 0;
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < ldc; ++j) {
       float g = got[i * ldc + j];
-      if (j >= c.n || i >= rows) { // padding of a strided C, rows not asked
+      if (j >= cols || i >= rows) { // C's padding, rows and cols not asked
         if (g != kSentinel && bad++ < 5)
           FAIL_CHECK("C[" << i << "][" << j << "] padding written: " << g);
         continue;
@@ -318,6 +327,39 @@ TEST_CASE("gemm: a run-time K sums the products of each call",
         c.callK = depth;
         check(c);
       }
+}
+
+TEST_CASE("gemm: a run-time N writes the columns of each call",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  // Every column tail of blocks of 4 and 8 vectors, none, fewer than none
+  // and more than the most (clamped); with run-time M and K too, as
+  // attention's scores over keys of a run-time length.
+  for (int64_t n : {1, 16, 17, 100, 129})
+    for (int64_t cols :
+         {-1, 0, 1, 15, 16, 17, 33, 64, 65, 99, 100, 128, 129, 130}) {
+      if (cols > n + 1)
+        continue;
+      Case c{13, n, 9, true, Act::Gelu, false, 0, /*ldc=*/n + 3};
+      c.callN = cols;
+      check(c);
+      c = {2, n, 9, true, Act::None}; // 2 x 8 blocks
+      c.callN = cols;
+      check(c);
+      c = {13, n, 20, false, Act::Relu};
+      c.residual = true;
+      c.callN = cols;
+      c.callRows = 11;
+      c.callK = 18;
+      check(c);
+    }
+  const std::pair<int, int> blocks[] = {{1, 1}, {3, 6}, {4, 5}, {5, 2}};
+  for (auto [rows, vectors] : blocks)
+    for (int64_t cols : {1, 31, 80, 129}) {
+      Case c{7, 129, 5, true, Act::None, false, 0, 0, rows, vectors};
+      c.callN = cols;
+      check(c);
+    }
 }
 
 TEST_CASE("gemm: K = 0 gives the bias, M or N = 0 writes nothing",
