@@ -499,3 +499,67 @@ TEST_CASE("gemm: bad specs are errors", "[lowering][avx512][gemm]") {
   s.epilogue = {EltwiseOp::binary(EltwiseKind::Add, EltwiseOperand::array(1))};
   fails(s, "constants only");
 }
+
+// Hidden: run with [.bench]. What the run-time dims cost: BERT-base's fc
+// shapes at 128 tokens, kernels for exactly that against kernels for at
+// most 512 rows (and, for the attention products, 512 keys) called with
+// 128; rounds interleaved, the median of each round's best of 20.
+TEST_CASE("gemm speed with run-time dims against exact dims", "[.bench]") {
+  MLCC_REQUIRE_AVX512F();
+  struct Shape {
+    const char *what;
+    int64_t m, n, k;
+    bool runTimeN, runTimeK;
+  };
+  const Shape shapes[] = {{"fc 768 -> 768", 128, 768, 768, false, false},
+                          {"fc 768 -> 3072", 128, 3072, 768, false, false},
+                          {"scores (q k^T)", 128, 128, 64, true, false},
+                          {"context (p v)", 128, 64, 128, false, true}};
+  for (const Shape &sh : shapes) {
+    GemmSpec exact;
+    exact.m = sh.m;
+    exact.n = sh.n;
+    exact.k = sh.k;
+    exact.bias = true;
+    GemmSpec generic = exact;
+    generic.runTimeM = true;
+    generic.m = 512;
+    generic.runTimeN = sh.runTimeN;
+    generic.runTimeK = sh.runTimeK;
+    if (sh.runTimeN)
+      generic.n = 512;
+    if (sh.runTimeK)
+      generic.k = 512;
+    std::vector<float> a = randomValues(generic.m * generic.k, 1),
+                       b = randomValues(generic.k * generic.n, 2),
+                       bias = randomValues(generic.n, 3), packed, packedExact;
+    std::vector<float> c(generic.m * generic.n);
+    packB(b.data(), generic.k, generic.n, generic.n, false, packed);
+    packB(b.data(), exact.k, exact.n, generic.n, false, packedExact);
+    ExecutableBuffer exactCode(generate(exact)), genericCode(generate(generic));
+    REQUIRE((exactCode.ok() && genericCode.ok()));
+    // Each kernel reads A and writes C dense at its own sizes.
+    mlcc_gemm_args exactArgs = {a.data(), packedExact.data(), bias.data(),
+                                c.data(), nullptr};
+    mlcc_gemm_args genericArgs = {a.data(), packed.data(), bias.data(),
+                                  c.data(), nullptr,       sh.m,
+                                  sh.k,     sh.n};
+    auto exactFn = exactCode.function<mlcc_gemm_kernel_fn>();
+    auto genericFn = genericCode.function<mlcc_gemm_kernel_fn>();
+    std::vector<double> exactTimes, genericTimes;
+    for (int round = 0; round < 15; ++round) {
+      exactTimes.push_back(bestMicros([&] { exactFn(&exactArgs); }, 20));
+      genericTimes.push_back(bestMicros([&] { genericFn(&genericArgs); }, 20));
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    double e = median(exactTimes), g = median(genericTimes);
+    std::printf("%-16s [%lld x %lld x %lld]: exact %.1f us, run-time dims "
+                "%.1f us (%.3fx)\n",
+                sh.what, static_cast<long long>(sh.m),
+                static_cast<long long>(sh.n), static_cast<long long>(sh.k), e,
+                g, g / e);
+  }
+}

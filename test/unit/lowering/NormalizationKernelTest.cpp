@@ -506,6 +506,30 @@ TEST_CASE("normalization speed against the reference", "[.bench]") {
                 "%.1f us (%.1fx)\n",
                 spec.name.c_str(), code.size(), jit, ref, ref / jit);
   }
+  // The same rows from a kernel for at most 512 x 512 (rows 512 apart).
+  {
+    SoftmaxSpec exact = softmaxSpec(false, 128, 128);
+    SoftmaxSpec generic = softmaxSpec(false, 512, 512);
+    generic.runTimeRows = generic.runTimeCols = true;
+    std::vector<float> x = randomValues(512 * 512, -10.0f, 10.0f, 9);
+    std::vector<float> y(x.size());
+    ExecutableBuffer exactCode(generate(exact)), genericCode(generate(generic));
+    REQUIRE((exactCode.ok() && genericCode.ok()));
+    mlcc_softmax_args exactArgs = {x.data(), y.data()};
+    mlcc_softmax_args genericArgs = {x.data(), y.data(), 128, 128};
+    auto exactFn = exactCode.function<mlcc_softmax_kernel_fn>();
+    auto genericFn = genericCode.function<mlcc_softmax_kernel_fn>();
+    std::vector<double> e, g;
+    for (int round = 0; round < 15; ++round) {
+      e.push_back(bestMicros([&] { exactFn(&exactArgs); }, 50));
+      g.push_back(bestMicros([&] { genericFn(&genericArgs); }, 50));
+    }
+    std::sort(e.begin(), e.end());
+    std::sort(g.begin(), g.end());
+    std::printf("softmax [128, 128]: exact %.1f us, run-time rows and cols "
+                "%.1f us (%.2fx)\n",
+                e[7], g[7], g[7] / e[7]);
+  }
   // BERT-base hidden states: 128 tokens x 768.
   LayerNormSpec spec = layerNormSpec(128, 768);
   std::vector<float> x = randomValues(128 * 768, -3.0f, 3.0f, 6);
