@@ -15,6 +15,15 @@
 // another broadcast shape goes to the portable lowering (the decomposed
 // group).
 //
+// Padded keys: with a row mask per sequence ([B or 1, 1, 1, S], BERT's),
+// the keys after the last one whose mask is above kPaddedKeyMask are the
+// padding of a shorter sequence. Their exp(score + mask - max) is 0 in f32
+// (it underflows below -104), so the scores, the softmax and the context
+// product run over the keys before them only (the kernels' run-time N,
+// cols and K): a short sequence in a padded batch costs the attention of
+// a short sequence. A sequence with every key masked keeps them all, as
+// the softmax of the whole row is what the model computes then.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Gemm.h"
@@ -31,6 +40,44 @@
 using namespace mlir;
 
 namespace mlcc::avx512 {
+
+/// A mask value at or below this marks a padded key: what BERT's exports
+/// add for padding ((1 - mask) * -10000; newer ones use the f32 minimum).
+constexpr float kPaddedKeyMask = -1.0e4f;
+
+/// The keys of batch item `bi` before the padding its row mask marks (see
+/// above), as i64; all `seq` when there is none or every key is masked.
+static Value unpaddedKeys(OpBuilder &b, Location loc, Value mask,
+                          int64_t maskBatch, Value bi, int64_t seq) {
+  auto maskType = cast<MemRefType>(mask.getType());
+  int64_t rank = maskType.getRank();
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value seqIndex = indexConst(b, loc, seq);
+  Value threshold =
+      b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(kPaddedKeyMask));
+  auto scan = b.create<scf::ForOp>(
+      loc, zero, seqIndex, one, ValueRange{zero},
+      [&](OpBuilder &lb, Location l, Value j, ValueRange last) {
+        // The mask's dims padded to [mb, 1, 1, S]: only the batch (when
+        // not broadcast) and the key are indices.
+        SmallVector<Value> at(rank, zero);
+        at[rank - 1] = j;
+        if (rank == 4 && maskBatch != 1)
+          at[0] = bi;
+        Value m = lb.create<memref::LoadOp>(l, mask, at);
+        // Unordered: a NaN mask is no padding (the result is NaN).
+        Value kept = lb.create<arith::CmpFOp>(l, arith::CmpFPredicate::UGT, m,
+                                              threshold);
+        Value next = lb.create<arith::AddIOp>(l, j, one);
+        lb.create<scf::YieldOp>(
+            l, ValueRange{lb.create<arith::SelectOp>(l, kept, next, last[0])});
+      });
+  Value keys = scan.getResult(0);
+  Value none =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, keys, zero);
+  keys = b.create<arith::SelectOp>(loc, none, seqIndex, keys);
+  return b.create<arith::IndexCastOp>(loc, b.getI64Type(), keys);
+}
 
 TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
                                SelectionState &) {
@@ -68,6 +115,8 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
       return TargetLowering::Declined;
   }
   bool maskRow = hasMask && mr == 1, maskBlock = hasMask && mr == seq;
+  // A mask row per sequence marks its padded keys.
+  bool skipPadded = maskRow && mh == 1;
 
   GemmSpec scoresSpec;
   scoresSpec.name = nodeName(op) + "_scores";
@@ -77,16 +126,19 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   scoresSpec.lda = hidden;
   scoresSpec.bias = maskRow;
   scoresSpec.residual = maskBlock;
+  scoresSpec.runTimeN = skipPadded;
   GemmSpec contextSpec;
   contextSpec.name = nodeName(op) + "_context";
   contextSpec.m = seq;
   contextSpec.n = dim;
   contextSpec.k = seq;
   contextSpec.ldc = hidden;
+  contextSpec.runTimeK = skipPadded;
   SoftmaxSpec softmaxSpec;
   softmaxSpec.name = nodeName(op) + "_softmax";
   softmaxSpec.rows = seq;
   softmaxSpec.cols = seq;
+  softmaxSpec.runTimeCols = skipPadded;
   std::vector<uint8_t> scoresCode, contextCode, softmaxCode;
   if (ref::Status s = generateGemm(scoresSpec, scoresCode); s.failed())
     return failed(op, s);
@@ -129,6 +181,9 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
                            indexConst(b, loc, batch), indexConst(b, loc, 1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(batchLoop.getBody()->getTerminator());
+  Value keys = skipPadded ? unpaddedKeys(b, loc, ctx.buffer(mask), mb,
+                                         batchLoop.getInductionVar(), seq)
+                          : Value();
   auto headLoop =
       b.create<scf::ForOp>(loc, indexConst(b, loc, 0),
                            indexConst(b, loc, heads), indexConst(b, loc, 1));
@@ -180,11 +235,22 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   scoresFields.push_back(scoresAddress);
   if (maskBlock)
     scoresFields.push_back(maskOffset);
+  if (!skipPadded) {
+    ctx.callKernel(scoresKernel, scoresFields);
+    // mlcc_softmax_args: src, dst.
+    ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress});
+    ctx.callKernel(contextKernel, {probsAddress, packedVAddress, zero,
+                                   add(yAddress, headOffset)});
+    return TargetLowering::Lowered;
+  }
+  // The same over the unpadded keys: (, residual, m, k, n) and (, rows,
+  // cols) after the fields above.
+  scoresFields.append({zero, i64(seq), i64(dim), keys});
   ctx.callKernel(scoresKernel, scoresFields);
-  // mlcc_softmax_args: src, dst.
-  ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress});
-  ctx.callKernel(contextKernel, {probsAddress, packedVAddress, zero,
-                                 add(yAddress, headOffset)});
+  ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress, i64(seq), keys});
+  ctx.callKernel(contextKernel,
+                 {probsAddress, packedVAddress, zero, add(yAddress, headOffset),
+                  zero, i64(seq), keys, i64(dim)});
   return TargetLowering::Lowered;
 }
 
