@@ -287,11 +287,9 @@ void EltwiseKernel::advance(int lanes) {
 
 void EltwiseKernel::runTimeCount() {
   Xbyak::Label loop, singles, single, tail, done;
-  mov(regIter_,
-      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, n))]);
-  mov(rax, spec_.n);
-  cmp(regIter_, rax);
-  cmovg(regIter_, rax);
+  loadAtMost(regIter_,
+             ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, n))],
+             spec_.n, rax);
   test(regIter_, regIter_);
   jle(done, T_NEAR);
   mov(r11d, Xbyak::Reg32(regIter_.getIdx()));

@@ -241,10 +241,9 @@ void GemmKernel::storeBlock(int rows, int vectors, bool masked) {
 // rcx counts args->k down: kUnrollK steps at a time, then one at a time.
 void GemmKernel::runTimeKLoop(int rows, int vectors) {
   Xbyak::Label unrolled, singles, single, done;
-  mov(regKIter_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, k))]);
-  mov(regAK_, spec_.k);
-  cmp(regKIter_, regAK_);
-  cmovg(regKIter_, regAK_);
+  loadAtMost(regKIter_,
+             ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, k))],
+             spec_.k, regAK_);
   mov(regAK_, regARow_);
   mov(regBK_, regBCol_);
   test(regKIter_, regKIter_);
@@ -273,11 +272,9 @@ void GemmKernel::runTimeKLoop(int rows, int vectors) {
 // rbx counts the rows left: whole blocks while rows_ remain, then one of
 // the blocks of 1 to rows_ - 1 rows.
 void GemmKernel::runTimeRowBlocks(int vectors, bool masked) {
-  mov(regRowIter_,
-      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, m))]);
-  mov(regAK_, spec_.m); // the most it was generated for
-  cmp(regRowIter_, regAK_);
-  cmovg(regRowIter_, regAK_);
+  loadAtMost(regRowIter_,
+             ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, m))],
+             spec_.m, regAK_);
   Xbyak::Label loop, tails, done;
   L(loop);
   cmp(regRowIter_, rows_);
@@ -354,11 +351,9 @@ void GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {
 // (all 16 lanes when N is a multiple of 16).
 void GemmKernel::runTimeColumnBlocks() {
   Xbyak::Label loop, tails, done;
-  mov(regColIter_,
-      ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, n))]);
-  mov(rax, spec_.n);
-  cmp(regColIter_, rax);
-  cmovg(regColIter_, rax);
+  loadAtMost(regColIter_,
+             ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, n))],
+             spec_.n, rax);
   test(regColIter_, regColIter_);
   jle(done, T_NEAR);
   // Lanes of the last vector: (N - 1) % 16 + 1.

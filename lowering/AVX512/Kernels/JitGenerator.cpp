@@ -71,6 +71,15 @@ void JitGenerator::loadCst(const Xbyak::Zmm &dst, float v) {
     vbroadcastss(dst, poolAddress(floatBits(v)));
 }
 
+void JitGenerator::loadAtMost(const Xbyak::Reg64 &dst,
+                              const Xbyak::Address &field, int64_t most,
+                              const Xbyak::Reg64 &scratch) {
+  mov(dst, field);
+  mov(scratch, most);
+  cmp(dst, scratch);
+  cmovg(dst, scratch);
+}
+
 void JitGenerator::preloadConstants(const std::vector<uint32_t> &constants,
                                     const std::vector<Xbyak::Zmm> &regs) {
   for (size_t i = 0; i < constants.size() && i < regs.size(); ++i) {

@@ -65,6 +65,11 @@ public:
                    const Xbyak::Zmm &t1, const Xbyak::Zmm &t2,
                    const Xbyak::Zmm &t3);
 
+  /// dst = the i64 at `field`, at most `most` (through `scratch`): a
+  /// call's run-time extent, never past the one the code was made for.
+  void loadAtMost(const Xbyak::Reg64 &dst, const Xbyak::Address &field,
+                  int64_t most, const Xbyak::Reg64 &scratch);
+
   /// Broadcasts constants[i] into regs[i] here, and makes cst() answer with
   /// that register from then on. Call in the preamble, outside loops.
   void preloadConstants(const std::vector<uint32_t> &constants,

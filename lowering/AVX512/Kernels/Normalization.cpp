@@ -202,17 +202,11 @@ void NormKernel::forEachRunTimeVector(
 }
 
 void NormKernel::loadRunTimeRows(int offset) {
-  mov(regRows_, ptr[regArgs_ + offset]);
-  mov(regOff_, rows_);
-  cmp(regRows_, regOff_);
-  cmovg(regRows_, regOff_);
+  loadAtMost(regRows_, ptr[regArgs_ + offset], rows_, regOff_);
 }
 
 void NormKernel::loadRunTimeCols(int offset) {
-  mov(regWholeBytes_, ptr[regArgs_ + offset]);
-  mov(regOff_, cols_);
-  cmp(regWholeBytes_, regOff_);
-  cmovg(regWholeBytes_, regOff_);
+  loadAtMost(regWholeBytes_, ptr[regArgs_ + offset], cols_, regOff_);
   xor_(eax, eax);
   test(regWholeBytes_, regWholeBytes_);
   cmovl(regWholeBytes_, rax); // fewer than none: none
