@@ -467,17 +467,9 @@ static size_t appendShape(char *buf, size_t size, size_t used, int32_t rank,
 static const mlcc_model_variant *selectVariant(const char *fn,
                                                const mlcc_model_desc *desc,
                                                const mlcc_tensor *inputs) {
-  for (uint32_t v = 0; v < desc->num_variants; ++v) {
-    const int64_t *dims = desc->variants[v].dims;
-    bool same = true;
-    for (uint32_t i = 0; i < desc->num_inputs && same; ++i) {
-      for (int32_t d = 0; d < inputs[i].rank; ++d)
-        same &= inputs[i].dims[d] == dims[d];
-      dims += inputs[i].rank;
-    }
-    if (same)
-      return &desc->variants[v];
-  }
+  const mlcc_model_variant *variant = mlccMatchingVariant(desc, inputs);
+  if (variant)
+    return variant;
   // "input 'ids' is [3, 128]; compiled for [1, 128], [8, 128]": the first
   // input whose dims choose among the variants.
   uint32_t shown = 0;

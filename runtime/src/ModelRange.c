@@ -127,20 +127,22 @@ static mlcc_status runExtent(const char *fn, const mlcc_model_desc *desc,
   return MLCC_OK;
 }
 
-// Whether a variant has the dims of `views` (inputs only choose).
-static bool hasVariant(const mlcc_model_desc *desc, const mlcc_tensor *views) {
+const mlcc_model_variant *mlccMatchingVariant(const mlcc_model_desc *desc,
+                                              const mlcc_tensor *inputs) {
   for (uint32_t v = 0; v < desc->num_variants; ++v) {
     const int64_t *dims = desc->variants[v].dims;
     bool same = true;
     for (uint32_t i = 0; i < desc->num_inputs && same; ++i) {
-      for (int32_t d = 0; d < views[i].rank; ++d)
-        same &= views[i].dims[d] == dims[d];
-      dims += views[i].rank;
+      int32_t rank = desc->inputs[i].rank;
+      same = inputs[i].rank == rank && (rank == 0 || inputs[i].dims);
+      for (int32_t d = 0; d < rank && same; ++d)
+        same = inputs[i].dims[d] == dims[d];
+      dims += rank;
     }
     if (same)
-      return true;
+      return &desc->variants[v];
   }
-  return false;
+  return NULL;
 }
 
 // Views of the caller's tensors, with their own dims arrays.
@@ -215,7 +217,7 @@ mlcc_status mlccRangeRun(const char *fn, const mlcc_model_desc *desc,
   mlcc_status status = runExtent(fn, desc, inputs, outputs, &extent);
   if (status != MLCC_OK)
     return status;
-  if (hasVariant(desc, inputs))
+  if (mlccMatchingVariant(desc, inputs))
     return run(state, inputs, outputs);
   Views w;
   status = viewsInit(&w, fn, desc, inputs, outputs, extent);
@@ -228,7 +230,7 @@ mlcc_status mlccRangeRun(const char *fn, const mlcc_model_desc *desc,
       if (c <= chunk || c > extent - first)
         continue;
       viewsMove(&w, desc, inputs, outputs, first, c);
-      if (hasVariant(desc, w.Tensors))
+      if (mlccMatchingVariant(desc, w.Tensors))
         chunk = c;
     }
     viewsMove(&w, desc, inputs, outputs, first, chunk);

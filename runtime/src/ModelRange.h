@@ -18,6 +18,11 @@ MLCC_EXTERN_C_BEGIN
 /// mapped tensors whose dim 0 is dynamic, and a variant of chunk 1.
 mlcc_status mlccRangeCheckDesc(const char *fn, const mlcc_model_desc *desc);
 
+/// The first variant whose input dims are those of `inputs` (any ranks and
+/// dims: one that is not the descriptor's matches nothing), or NULL.
+const mlcc_model_variant *mlccMatchingVariant(const mlcc_model_desc *desc,
+                                              const mlcc_tensor *inputs);
+
 /// Runs the model on inputs and outputs that the variants' dims and checks
 /// apply to (one chunk, or the caller's own tensors).
 typedef mlcc_status (*mlccRangeChunkFn)(void *state, const mlcc_tensor *inputs,

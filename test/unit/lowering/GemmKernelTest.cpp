@@ -546,16 +546,8 @@ TEST_CASE("gemm speed with run-time dims against exact dims", "[.bench]") {
                                   sh.k,     sh.n};
     auto exactFn = exactCode.function<mlcc_gemm_kernel_fn>();
     auto genericFn = genericCode.function<mlcc_gemm_kernel_fn>();
-    std::vector<double> exactTimes, genericTimes;
-    for (int round = 0; round < 15; ++round) {
-      exactTimes.push_back(bestMicros([&] { exactFn(&exactArgs); }, 20));
-      genericTimes.push_back(bestMicros([&] { genericFn(&genericArgs); }, 20));
-    }
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
-    double e = median(exactTimes), g = median(genericTimes);
+    auto [e, g] = interleavedMedianMicros(
+        [&] { exactFn(&exactArgs); }, [&] { genericFn(&genericArgs); }, 15, 20);
     std::printf("%-16s [%lld x %lld x %lld]: exact %.1f us, run-time dims "
                 "%.1f us (%.3fx)\n",
                 sh.what, static_cast<long long>(sh.m),

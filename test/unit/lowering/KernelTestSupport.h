@@ -24,6 +24,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 /// Generating needs no AVX-512, running does. On a host without it the
@@ -114,6 +115,22 @@ template <typename Body> double bestMicros(Body &&body, int n) {
     t = std::min(t, dt.count());
   }
   return t;
+}
+
+/// Two bodies timed in interleaved rounds (each round's best of `n` calls
+/// of each): the medians over the rounds, in microseconds, so that the
+/// machine's drift touches both alike.
+template <typename A, typename B>
+std::pair<double, double> interleavedMedianMicros(A &&a, B &&b, int rounds,
+                                                  int n) {
+  std::vector<double> ta, tb;
+  for (int r = 0; r < rounds; ++r) {
+    ta.push_back(bestMicros(a, n));
+    tb.push_back(bestMicros(b, n));
+  }
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  return {ta[ta.size() / 2], tb[tb.size() / 2]};
 }
 
 /// Deterministic values in [-1, 1), from a linear congruential generator.

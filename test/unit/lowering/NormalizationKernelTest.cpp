@@ -519,16 +519,11 @@ TEST_CASE("normalization speed against the reference", "[.bench]") {
     mlcc_softmax_args genericArgs = {x.data(), y.data(), 128, 128};
     auto exactFn = exactCode.function<mlcc_softmax_kernel_fn>();
     auto genericFn = genericCode.function<mlcc_softmax_kernel_fn>();
-    std::vector<double> e, g;
-    for (int round = 0; round < 15; ++round) {
-      e.push_back(bestMicros([&] { exactFn(&exactArgs); }, 50));
-      g.push_back(bestMicros([&] { genericFn(&genericArgs); }, 50));
-    }
-    std::sort(e.begin(), e.end());
-    std::sort(g.begin(), g.end());
+    auto [e, g] = interleavedMedianMicros(
+        [&] { exactFn(&exactArgs); }, [&] { genericFn(&genericArgs); }, 15, 50);
     std::printf("softmax [128, 128]: exact %.1f us, run-time rows and cols "
                 "%.1f us (%.2fx)\n",
-                e[7], g[7], g[7] / e[7]);
+                e, g, g / e);
   }
   // BERT-base hidden states: 128 tokens x 768.
   LayerNormSpec spec = layerNormSpec(128, 768);

@@ -139,3 +139,64 @@ TEST_CASE("a malformed range is refused", "[runtime][range]") {
   }
   CHECK(ctx == nullptr);
 }
+
+namespace {
+
+// x [batch, 3] mapped, s [2] not: y = x + s[0].
+template <int Batch>
+int32_t shiftEntry(void *, const void *, const void *const *inputs,
+                   void *const *outputs, mlcc_threadpool *) {
+  const float *x = static_cast<const float *>(inputs[0]);
+  const float *s = static_cast<const float *>(inputs[1]);
+  float *y = static_cast<float *>(outputs[0]);
+  for (int i = 0; i < Batch * 3; ++i)
+    y[i] = x[i] + s[0];
+  return MLCC_OK;
+}
+
+const int64_t kPair[] = {2};
+const mlcc_model_tensor_desc kShiftInputs[] = {
+    {"x", kDynamic, 2, MLCC_DTYPE_F32}, {"s", kPair, 1, MLCC_DTYPE_F32}};
+const int64_t kShift1[] = {1, 3, 2, 1, 3};
+const int64_t kShift4[] = {4, 3, 2, 4, 3};
+const mlcc_model_variant kShiftVariants[] = {{kShift4, 64, shiftEntry<4>},
+                                             {kShift1, 64, shiftEntry<1>}};
+const uint8_t kShiftMapped[] = {1, 0, 1};
+const mlcc_model_range kShiftRange = {"batch", 1, 10, kShiftMapped};
+
+mlcc_model_desc shiftDesc() {
+  mlcc_model_desc d = rowsDesc();
+  d.name = "shift";
+  d.num_inputs = 2;
+  d.inputs = kShiftInputs;
+  d.variants = kShiftVariants;
+  d.range = &kShiftRange;
+  return d;
+}
+
+} // namespace
+
+TEST_CASE(
+    "an input the range does not map is an error with missing or other dims",
+    "[runtime][range]") {
+  const mlcc_model_desc desc = shiftDesc();
+  mlcc_model_context *ctx = nullptr;
+  REQUIRE(mlcc_model_create(&desc, nullptr, &ctx) == MLCC_OK);
+  Rows r(6, 6);
+  float s[2] = {10, 0};
+  int64_t sDims[1] = {2};
+  mlcc_tensor in[2] = {r.in, {s, sDims, 1, MLCC_DTYPE_F32}};
+  REQUIRE(mlcc_model_run(&desc, ctx, in, &r.out) == MLCC_OK);
+  for (size_t i = 0; i < r.x.size(); ++i)
+    CHECK(r.y[i] == r.x[i] + 10);
+  // Dims missing, or of another rank: an error status, never a read of
+  // them as the descriptor's.
+  in[1].dims = nullptr;
+  CHECK(mlcc_model_run(&desc, ctx, in, &r.out) != MLCC_OK);
+  int64_t three[3] = {2, 1, 1};
+  in[1].dims = three;
+  in[1].rank = 3;
+  CHECK(mlcc_model_run(&desc, ctx, in, &r.out) == MLCC_SHAPE_MISMATCH);
+  CHECK(lastError().find("input 's'") != std::string::npos);
+  mlcc_model_destroy(ctx);
+}
