@@ -1,5 +1,9 @@
 //===- Cpu.c - CPUID, the OS's register state, and the model check --------===//
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE // syscall(), which strict C11 leaves undeclared
+#endif
+
 #include "mlcc/cpu.h"
 
 #include "LastError.h"

@@ -5,7 +5,11 @@
 // loses a full pass over every activation it normalises. The same holds for
 // a transposed convolution (its weights are laid out input channel first)
 // and for a gemm or matmul with constant B whose 2-D [N, C] output the BN
-// normalises per column (a Linear layer followed by BatchNorm1d).
+// normalises per column (a Linear layer followed by BatchNorm1d). A conv
+// whose weight is a DequantizeLinear of constant integers (a QDQ model that
+// kept its batch norms, as `mlcc quantize` writes them) folds too: the
+// integers stay, the factor goes into each output channel's scale, so the
+// conv keeps its int8 kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,6 +137,115 @@ bool foldIntoConv(BatchNormalizationOp bn) {
   return true;
 }
 
+/// The data of `v` when it is a graph.constant, of any element type.
+bool constantTensor(Value v, ref::Tensor &t) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  return c && tensorFromElementsAttr(c.getValue(), t).ok();
+}
+
+/// A conv bias given as DequantizeLinear(int32 constant, f32 scale), a QDQ
+/// model's form, as f32 values; false for any other producer.
+bool dequantizedBias(Value v, ref::Tensor &bias) {
+  auto dq = v.getDefiningOp<DequantizeLinearOp>();
+  ref::Tensor q, scale, zero;
+  if (!dq || !constantTensor(dq.getX(), q) ||
+      !constantF32(dq.getXScale(), scale) || q.rank() != 1 ||
+      (scale.numel() != 1 && scale.numel() != q.numel()))
+    return false;
+  bool hasZero = !isa<NoneType>(dq.getXZeroPoint().getType());
+  if (hasZero && (!constantTensor(dq.getXZeroPoint(), zero) ||
+                  zero.numel() != scale.numel()))
+    return false;
+  bias = ref::Tensor(ref::DType::F32, q.shape());
+  for (int64_t o = 0; o < q.numel(); ++o) {
+    int64_t at = scale.numel() == 1 ? 0 : o;
+    double z = hasZero ? zero.getDouble(at) : 0.0;
+    bias.data<float>()[o] =
+        static_cast<float>((q.getDouble(o) - z) * scale.data<float>()[at]);
+  }
+  return true;
+}
+
+/// conv with W = DequantizeLinear(q, scale, zero) of constants, per tensor
+/// or per output channel (axis 0): W' = W * s is (q' - zero) * scale' with
+/// scale'[o] = scale[o] * |s[o]| and q' = q where s[o] >= 0, q' = 2 zero -
+/// q (the negated channel) where s[o] < 0. The weight becomes per-channel.
+/// Nothing folds when a negated integer leaves its type's range (-128 of
+/// a symmetric s8), or the bias is neither f32 nor a dequantized int32.
+bool foldIntoQdqConv(BatchNormalizationOp bn) {
+  Operation *conv = bn->getOperand(0).getDefiningOp();
+  if (!conv || !isa<ConvOp>(conv) || !conv->getResult(0).hasOneUse())
+    return false;
+  auto dq = conv->getOperand(1).getDefiningOp<DequantizeLinearOp>();
+  ref::Tensor q, scale, zero, bias;
+  if (!dq || !dq->hasOneUse() || !constantTensor(dq.getX(), q) ||
+      (q.dtype() != ref::DType::I8 && q.dtype() != ref::DType::U8) ||
+      q.rank() < 1 || !constantF32(dq.getXScale(), scale))
+    return false;
+  int64_t oc = q.dim(0), rank = q.rank();
+  int64_t axis = dq.getAxisAttr() ? dq.getAxisAttr().getInt() : 1;
+  bool perTensor = scale.numel() == 1 && scale.rank() <= 1;
+  if (!perTensor && (scale.numel() != oc || (axis != 0 && axis != -rank)))
+    return false;
+  bool hasZero = !isa<NoneType>(dq.getXZeroPoint().getType());
+  if (hasZero && (!constantTensor(dq.getXZeroPoint(), zero) ||
+                  zero.dtype() != q.dtype() || zero.numel() != scale.numel()))
+    return false;
+  Value b = conv->getOperand(2);
+  bool hasBias = !isa<NoneType>(b.getType());
+  if (hasBias && !constantF32(b, bias) && !dequantizedBias(b, bias))
+    return false;
+  ChannelAffine a;
+  if (!channelAffine(bn, oc, hasBias ? &bias : nullptr, a))
+    return false;
+
+  const double lo = q.dtype() == ref::DType::I8 ? -128 : 0;
+  const double hi = q.dtype() == ref::DType::I8 ? 127 : 255;
+  int64_t perChannel = q.numel() / oc;
+  ref::Tensor newQ = q.clone();
+  ref::Tensor newScale(ref::DType::F32, {oc});
+  ref::Tensor newZero(q.dtype(), {oc});
+  for (int64_t o = 0; o < oc; ++o) {
+    int64_t at = perTensor ? 0 : o;
+    double z = hasZero ? zero.getDouble(at) : 0.0;
+    newZero.setDouble(o, z);
+    newScale.data<float>()[o] =
+        static_cast<float>(scale.data<float>()[at] * std::fabs(a.s[o]));
+    if (a.s[o] >= 0)
+      continue;
+    for (int64_t i = o * perChannel; i < (o + 1) * perChannel; ++i) {
+      double negated = 2 * z - q.getDouble(i);
+      if (negated < lo || negated > hi)
+        return false;
+      newQ.setDouble(i, negated);
+    }
+  }
+
+  OpBuilder builder(bn);
+  MLIRContext *ctx = bn->getContext();
+  Location loc = dq->getLoc();
+  auto weight = builder.create<DequantizeLinearOp>(
+      loc, dq.getType(),
+      builder.create<ConstantOp>(loc, elementsAttrFromTensor(ctx, newQ)),
+      builder.create<ConstantOp>(loc, elementsAttrFromTensor(ctx, newScale)),
+      builder.create<ConstantOp>(loc, elementsAttrFromTensor(ctx, newZero)),
+      builder.getI64IntegerAttr(0));
+  Value newBias = builder.create<ConstantOp>(
+      loc, elementsAttrFromTensor(ctx, rowTensor(a.t)));
+  Operation *folded = builder.clone(*conv);
+  folded->setOperand(1, weight);
+  folded->setOperand(2, newBias);
+  folded->setLoc(bn->getLoc());
+  bn->getResult(0).replaceAllUsesWith(folded->getResult(0));
+  Operation *oldBias = b.getDefiningOp();
+  bn->erase();
+  conv->erase();
+  dq->erase();
+  if (oldBias && oldBias->use_empty() && isa<DequantizeLinearOp>(oldBias))
+    oldBias->erase();
+  return true;
+}
+
 /// conv_transpose: W [C_in, C_out / group, k...]; input channel ci of
 /// group g = ci / (C_in / group) feeds output channels g * (C_out / group)
 /// + j.
@@ -247,8 +360,8 @@ struct FoldBatchNorm : impl::FoldBatchNormBase<FoldBatchNorm> {
     getOperation().walk(
         [&](BatchNormalizationOp bn) { candidates.push_back(bn); });
     for (BatchNormalizationOp bn : candidates)
-      (void)(foldIntoConv(bn) || foldIntoConvTranspose(bn) ||
-             foldIntoProduct(bn));
+      (void)(foldIntoConv(bn) || foldIntoQdqConv(bn) ||
+             foldIntoConvTranspose(bn) || foldIntoProduct(bn));
   }
 };
 

@@ -192,3 +192,86 @@ func.func @shared_conv_transpose_output(%x: tensor<1x1x2x2xf32>) -> (tensor<1x1x
   %n, %m, %v = graph.batch_norm %y, %p, %p, %p, %p : (tensor<1x1x2x2xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<1x1x2x2xf32>, none, none)
   return %n, %y : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
 }
+
+// -----
+
+// A QDQ conv (a per-tensor s8 weight, as a QDQ model keeps it before its
+// batch norm): the integers stay and the factor goes into per-channel
+// scales, s = [2 / 2, -1 / 2] (eps = 1): scale' = 0.5 * |s| = [0.5, 0.25],
+// and channel 1's integers are negated; b' = (b - mean) * s + B = [4, 2.5].
+// CHECK-LABEL: func @qdq_conv
+func.func @qdq_conv(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  // CHECK-DAG: %[[Q:.*]] = graph.constant dense<{{\[}}[{{\[}}[3]]], {{\[}}[{{\[}}5]]]]> : tensor<2x1x1x1xi8>
+  // CHECK-DAG: %[[S:.*]] = graph.constant dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
+  // CHECK-DAG: %[[Z:.*]] = graph.constant dense<0> : tensor<2xi8>
+  // CHECK-DAG: %[[B:.*]] = graph.constant dense<[4.000000e+00, 2.500000e+00]> : tensor<2xf32>
+  // CHECK-DAG: %[[W:.*]] = graph.dequantize %[[Q]], %[[S]], %[[Z]] {axis = 0 : i64}
+  // CHECK: graph.conv %{{.*}}, %[[W]], %[[B]]
+  // CHECK-NOT: graph.batch_norm
+  %q = graph.constant dense<[[[[3]]], [[[-5]]]]> : tensor<2x1x1x1xi8>
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %none = graph.none
+  %w = graph.dequantize %q, %s, %none : (tensor<2x1x1x1xi8>, tensor<f32>, none) -> tensor<2x1x1x1xf32>
+  %b = graph.constant dense<[1.0, -2.0]> : tensor<2xf32>
+  %scale = graph.constant dense<[2.0, -1.0]> : tensor<2xf32>
+  %shift = graph.constant dense<[5.0, 1.0]> : tensor<2xf32>
+  %mean = graph.constant dense<[2.0, 1.0]> : tensor<2xf32>
+  %var = graph.constant dense<[3.0, 3.0]> : tensor<2xf32>
+  %y = graph.conv %x, %w, %b {kernel_shape = [1, 1]} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %n, %m, %v = graph.batch_norm %y, %scale, %shift, %mean, %var {epsilon = 1.0 : f32} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<1x2x2x2xf32>, none, none)
+  return %n : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// u8 per-channel weights with zero points [10, 250] and a dequantized int32
+// bias ([4, -8] * 0.25 = [1, -2]): channel 1's negation 2 * 250 - q leaves
+// u8 for q = 200 (300), so nothing folds.
+// CHECK-LABEL: func @qdq_conv_negation_out_of_range
+func.func @qdq_conv_negation_out_of_range(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  // CHECK: graph.conv
+  // CHECK: graph.batch_norm
+  %q = graph.constant dense<[[[[20]]], [[[200]]]]> : tensor<2x1x1x1xui8>
+  %s = graph.constant dense<[0.5, 0.5]> : tensor<2xf32>
+  %z = graph.constant dense<[10, 250]> : tensor<2xui8>
+  %w = graph.dequantize %q, %s, %z {axis = 0 : i64} : (tensor<2x1x1x1xui8>, tensor<2xf32>, tensor<2xui8>) -> tensor<2x1x1x1xf32>
+  %bq = graph.constant dense<[4, -8]> : tensor<2xi32>
+  %bs = graph.constant dense<0.25> : tensor<f32>
+  %none = graph.none
+  %b = graph.dequantize %bq, %bs, %none : (tensor<2xi32>, tensor<f32>, none) -> tensor<2xf32>
+  %p = graph.constant dense<[2.0, -1.0]> : tensor<2xf32>
+  %var = graph.constant dense<[3.0, 3.0]> : tensor<2xf32>
+  %y = graph.conv %x, %w, %b {kernel_shape = [1, 1]} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %n, %m, %v = graph.batch_norm %y, %p, %p, %p, %var {epsilon = 1.0 : f32} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<1x2x2x2xf32>, none, none)
+  return %n : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// The same u8 weights with a positive factor fold: q and the zero points
+// stay, scale' = 0.5 * [1, 0.5]; the int32 bias is read as [1, -2]:
+// b' = (b - mean) * s + B with mean = B = [2, -1]: [1, -1.5].
+// CHECK-LABEL: func @qdq_conv_u8_int32_bias
+func.func @qdq_conv_u8_int32_bias(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  // CHECK-DAG: graph.constant dense<{{\[}}[{{\[}}[20]]], {{\[}}[{{\[}}200]]]]> : tensor<2x1x1x1xui8>
+  // CHECK-DAG: graph.constant dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
+  // CHECK-DAG: graph.constant dense<[10, 250]> : tensor<2xui8>
+  // CHECK-DAG: graph.constant dense<[1.000000e+00, -1.500000e+00]> : tensor<2xf32>
+  // CHECK: graph.conv
+  // CHECK-NOT: graph.batch_norm
+  // CHECK-NOT: graph.dequantize
+  %q = graph.constant dense<[[[[20]]], [[[200]]]]> : tensor<2x1x1x1xui8>
+  %s = graph.constant dense<[0.5, 0.5]> : tensor<2xf32>
+  %z = graph.constant dense<[10, 250]> : tensor<2xui8>
+  %w = graph.dequantize %q, %s, %z {axis = 0 : i64} : (tensor<2x1x1x1xui8>, tensor<2xf32>, tensor<2xui8>) -> tensor<2x1x1x1xf32>
+  %bq = graph.constant dense<[4, -8]> : tensor<2xi32>
+  %bs = graph.constant dense<0.25> : tensor<f32>
+  %none = graph.none
+  %b = graph.dequantize %bq, %bs, %none : (tensor<2xi32>, tensor<f32>, none) -> tensor<2xf32>
+  %g = graph.constant dense<[2.0, 1.0]> : tensor<2xf32>
+  %mb = graph.constant dense<[2.0, -1.0]> : tensor<2xf32>
+  %var = graph.constant dense<[3.0, 3.0]> : tensor<2xf32>
+  %y = graph.conv %x, %w, %b {kernel_shape = [1, 1]} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %n, %m, %v = graph.batch_norm %y, %g, %mb, %mb, %var {epsilon = 1.0 : f32} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<1x2x2x2xf32>, none, none)
+  return %n : tensor<1x2x2x2xf32>
+}
