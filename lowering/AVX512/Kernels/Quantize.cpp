@@ -6,6 +6,11 @@
 // (MXCSR's nearest even), add the zero point, narrow. Four vectors per
 // loop iteration, then single vectors, then a masked tail.
 //
+// DequantizeLinear widens instead: per slice of its axis, the slice's scale
+// and zero point are broadcast, then each vector of the slice is extended
+// to int32, has the zero point subtracted (as integers), is converted and
+// scaled: the reference's (q - zero) * scale.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Quantize.h"
@@ -166,6 +171,127 @@ private:
   }
 };
 
+class DequantizeKernel : public JitGenerator {
+public:
+  DequantizeKernel(std::vector<uint8_t> &buffer, const DequantizeSpec &spec)
+      : JitGenerator(buffer), spec_(spec) {}
+
+  void generate() {
+    preamble();
+    auto field = [&](size_t offset) {
+      return ptr[regArgs_ + static_cast<int>(offset)];
+    };
+    mov(regSrc_, field(offsetof(mlcc_eltwise_args, src)));
+    mov(regDst_, field(offsetof(mlcc_eltwise_args, dst)));
+    if (int rem = static_cast<int>(spec_.inner % kF32Lanes)) {
+      mov(eax, (1u << rem) - 1);
+      kmovw(kTail_, eax);
+    }
+    Xbyak::Label outerLoop, channelLoop;
+    mov(regOuter_, spec_.outer);
+    L(outerLoop);
+    mov(regScale_, field(offsetof(mlcc_eltwise_args, src) + sizeof(void *)));
+    if (spec_.hasZero)
+      mov(regZero_,
+          field(offsetof(mlcc_eltwise_args, src) + 2 * sizeof(void *)));
+    mov(regChannel_, spec_.channels);
+    L(channelLoop);
+    vbroadcastss(scale_, ptr[regScale_]);
+    if (spec_.hasZero) {
+      switch (spec_.type) {
+      case QuantizedType::U8:
+        movzx(eax, byte[regZero_]);
+        break;
+      case QuantizedType::S8:
+        movsx(eax, byte[regZero_]);
+        break;
+      case QuantizedType::I32:
+        mov(eax, dword[regZero_]);
+        break;
+      }
+      vpbroadcastd(zero_, eax);
+      add(regZero_, elementBytes());
+    }
+    add(regScale_, 4);
+    slice();
+    dec(regChannel_);
+    jnz(channelLoop, T_NEAR);
+    dec(regOuter_);
+    jnz(outerLoop, T_NEAR);
+    postamble();
+  }
+
+private:
+  const DequantizeSpec &spec_;
+  const Xbyak::Reg64 regArgs_ = rdi;
+  const Xbyak::Reg64 regSrc_ = rsi;
+  const Xbyak::Reg64 regDst_ = rdx;
+  const Xbyak::Reg64 regScale_ = r8;
+  const Xbyak::Reg64 regZero_ = r9;
+  const Xbyak::Reg64 regChannel_ = r10;
+  const Xbyak::Reg64 regOuter_ = r11;
+  const Xbyak::Reg64 regIter_ = rcx;
+  const Xbyak::Opmask kTail_ = k1;
+  const Xbyak::Zmm scale_ = zmm31, zero_ = zmm30;
+
+  int elementBytes() const { return spec_.type == QuantizedType::I32 ? 4 : 1; }
+
+  /// The `inner` elements at regSrc_ to regDst_, both pointers moved past
+  /// them: four vectors per iteration, single vectors, a masked tail.
+  void slice() {
+    const int64_t vectors = spec_.inner / kF32Lanes;
+    const int64_t iters = vectors / kUnroll;
+    const int vectorBytes = kF32Lanes * elementBytes();
+    if (iters > 0) {
+      Xbyak::Label loop;
+      mov(regIter_, iters);
+      L(loop);
+      for (int u = 0; u < kUnroll; ++u)
+        vector(u, u, false);
+      add(regSrc_, kUnroll * vectorBytes);
+      add(regDst_, kUnroll * kZmmBytes);
+      dec(regIter_);
+      jnz(loop, T_NEAR);
+    }
+    const int64_t left = vectors - iters * kUnroll;
+    for (int64_t v = 0; v < left; ++v)
+      vector(0, v, false);
+    const int rem = static_cast<int>(spec_.inner % kF32Lanes);
+    if (rem)
+      vector(0, left, true);
+    const int64_t tailBytes = left * vectorBytes + rem * elementBytes();
+    if (tailBytes)
+      add(regSrc_, static_cast<int>(tailBytes));
+    if (left || rem)
+      add(regDst_, static_cast<int>((left * kF32Lanes + rem) * 4));
+  }
+
+  /// Vector `at` (in vectors past the pointers) through zmm `reg`.
+  void vector(int reg, int64_t at, bool masked) {
+    Xbyak::Zmm z(reg);
+    Xbyak::Address src =
+        ptr[regSrc_ + static_cast<int>(at * kF32Lanes * elementBytes())];
+    switch (spec_.type) {
+    case QuantizedType::U8:
+      masked ? vpmovzxbd(z | kTail_ | T_z, src) : vpmovzxbd(z, src);
+      break;
+    case QuantizedType::S8:
+      masked ? vpmovsxbd(z | kTail_ | T_z, src) : vpmovsxbd(z, src);
+      break;
+    case QuantizedType::I32:
+      masked ? vmovdqu32(z | kTail_ | T_z, src) : vmovdqu32(z, src);
+      break;
+    }
+    // Subtracted as integers: exact for int32 too, then one rounding.
+    if (spec_.hasZero)
+      vpsubd(z, z, zero_);
+    vcvtdq2ps(z, z);
+    vmulps(z, z, scale_);
+    Xbyak::Address dst = ptr[regDst_ + static_cast<int>(at * kZmmBytes)];
+    masked ? vmovups(dst | kTail_, z) : vmovups(dst, z);
+  }
+};
+
 } // namespace
 
 ref::Status generateToBf16(const std::string &name, int64_t n,
@@ -177,6 +303,22 @@ ref::Status generateToBf16(const std::string &name, int64_t n,
     ToBf16Kernel kernel(buffer, n);
     kernel.generate();
     return kernel.finish(name, code);
+  });
+}
+
+ref::Status generateDequantize(const DequantizeSpec &spec,
+                               std::vector<uint8_t> &code) {
+  code.clear();
+  MLCC_CHECK(spec.outer >= 1 && spec.channels >= 1 && spec.inner >= 0,
+             spec.name, ": dequantize of ", spec.outer, " x ", spec.channels,
+             " x ", spec.inner, " elements");
+  MLCC_CHECK(spec.inner <= kMaxBytes / 4 / spec.channels / spec.outer,
+             spec.name, ": dequantize of ", spec.outer, " x ", spec.channels,
+             " x ", spec.inner, " elements: 0 to 2^29 supported");
+  return generateInGrowingBuffer([&](std::vector<uint8_t> &buffer) {
+    DequantizeKernel kernel(buffer, spec);
+    kernel.generate();
+    return kernel.finish(spec.name, code);
   });
 }
 

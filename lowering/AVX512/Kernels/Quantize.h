@@ -6,6 +6,10 @@
 // kernel quantises a plain tensor or a channel-blocked one (NCHW16c in,
 // NCHW16c u8/s8 out, the int8 convs' input).
 //
+// DequantizeLinear the other way, y[i] = (q[i] - zero[c]) * scale[c] from
+// u8, s8 or int32 to f32, per tensor or per slice of an axis (c the index
+// along it), the scales and zero points read when the kernel runs.
+//
 // The other narrowing the low-precision GEMMs need: f32 to bf16
 // (vcvtneps2bf16, round to nearest even), for A of a bf16 GEMM.
 //
@@ -40,11 +44,29 @@ struct QuantizeSpec {
   bool runtimeParameters = false;
 };
 
+/// The element types DequantizeLinear reads.
+enum class QuantizedType { U8, S8, I32 };
+
+/// The tensor as [outer, channels, inner] (channels 1 per tensor): the
+/// kernel reads scale[c] (f32) from src[1] and, with hasZero, zero[c] (of
+/// the input's type) from src[2], for c < channels.
+struct DequantizeSpec {
+  std::string name = "dequantize";
+  int64_t outer = 1, channels = 1, inner = 0;
+  QuantizedType type = QuantizedType::U8;
+  bool hasZero = true;
+};
+
 /// Fails, naming spec.name, for a negative count, a count whose bytes do
 /// not fit in 31 bits, a scale that is 0 or not finite, or a zero point
 /// outside the output's range.
 ref::Status generateQuantize(const QuantizeSpec &spec,
                              std::vector<uint8_t> &code);
+
+/// Fails, naming spec.name, for negative sizes or an f32 result whose
+/// bytes do not fit in 31 bits.
+ref::Status generateDequantize(const DequantizeSpec &spec,
+                               std::vector<uint8_t> &code);
 
 /// dst[i] = bf16(src[i]) for i < n; needs AVX512_BF16 to run.
 ref::Status generateToBf16(const std::string &name, int64_t n,

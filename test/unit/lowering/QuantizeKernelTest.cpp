@@ -86,7 +86,112 @@ void check(int64_t n, float scale, int32_t zero, bool signedOutput,
   CHECK(mismatches == 0);
 }
 
+/// Dequantizes a random [outer, channels, inner] tensor of `type` with a
+/// scale and zero point per channel (or no zero point) and compares each
+/// element with (double(q) - zero) * scale rounded to f32. Both ends of
+/// the data sit at an unmapped page.
+void checkDequantize(int64_t outer, int64_t channels, int64_t inner,
+                     QuantizedType type, bool hasZero, uint32_t seed) {
+  INFO("outer=" << outer << " channels=" << channels << " inner=" << inner
+                << " type=" << int(type) << " zero=" << hasZero);
+  std::mt19937 rng(seed);
+  const int64_t n = outer * channels * inner;
+  const int bytes = type == QuantizedType::I32 ? 4 : 1;
+  std::uniform_int_distribution<int> byteValue(0, 255);
+  std::uniform_int_distribution<int32_t> wide(-(1 << 20), 1 << 20);
+  std::vector<uint8_t> q(static_cast<size_t>(n * bytes));
+  std::vector<uint8_t> zero(static_cast<size_t>(channels * bytes));
+  for (uint8_t &v : q)
+    v = static_cast<uint8_t>(byteValue(rng));
+  for (uint8_t &v : zero)
+    v = static_cast<uint8_t>(byteValue(rng));
+  if (type == QuantizedType::I32) {
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v = wide(rng);
+      std::memcpy(&q[i * 4], &v, 4);
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+      int32_t v = wide(rng);
+      std::memcpy(&zero[c * 4], &v, 4);
+    }
+  }
+  std::vector<float> scale(channels);
+  for (int64_t c = 0; c < channels; ++c)
+    scale[c] = 0.001f * float(c + 1) + 0.0137f;
+  auto value = [&](const std::vector<uint8_t> &v, int64_t i) -> double {
+    switch (type) {
+    case QuantizedType::U8:
+      return v[i];
+    case QuantizedType::S8:
+      return int8_t(v[i]);
+    case QuantizedType::I32: {
+      int32_t x;
+      std::memcpy(&x, &v[i * 4], 4);
+      return x;
+    }
+    }
+    return 0;
+  };
+  DequantizeSpec spec;
+  spec.outer = outer;
+  spec.channels = channels;
+  spec.inner = inner;
+  spec.type = type;
+  spec.hasZero = hasZero;
+  std::vector<uint8_t> code = generateCode(generateDequantize, spec);
+  ExecutableBuffer exec(code);
+  REQUIRE(exec.ok());
+  GuardedArray<uint8_t> src(q);
+  GuardedArray<float> dst(std::vector<float>(n, -7.0f));
+  REQUIRE((src.ok() && dst.ok()));
+  mlcc_eltwise_args args{
+      {src.data(), scale.data(), zero.data()}, dst.data(), n};
+  if (!hasZero)
+    args.src[2] = nullptr; // must not be read
+  exec.function<mlcc_eltwise_kernel_fn>()(&args);
+  std::vector<float> out = dst.values();
+  int mismatches = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t c = (i / inner) % channels;
+    double z = hasZero ? value(zero, c) : 0.0;
+    float want = static_cast<float>(value(q, i) - z) * scale[c];
+    if (out[i] != want && ++mismatches <= 5)
+      UNSCOPED_INFO("y[" << i << "]: got " << out[i] << ", want " << want);
+  }
+  CHECK(mismatches == 0);
+}
+
 } // namespace
+
+TEST_CASE("dequantize: u8, s8 and int32, per tensor and per axis, every "
+          "tail",
+          "[avx512][quantize]") {
+  MLCC_SKIP_WITHOUT("avx512f", "avx512f");
+  uint32_t seed = 200;
+  for (QuantizedType type :
+       {QuantizedType::U8, QuantizedType::S8, QuantizedType::I32})
+    for (bool hasZero : {true, false}) {
+      for (int64_t n : {0, 1, 15, 16, 17, 63, 64, 65, 100, 1000})
+        checkDequantize(1, 1, n, type, hasZero, seed++);
+      checkDequantize(1, 3, 6, type, hasZero, seed++); // [1, 3, 3, 2]
+      checkDequantize(2, 5, 33, type, hasZero, seed++);
+      checkDequantize(3, 70, 1, type, hasZero, seed++);
+    }
+}
+
+TEST_CASE("dequantize: sizes are checked", "[avx512][quantize]") {
+  DequantizeSpec spec;
+  spec.name = "dq";
+  spec.channels = 0;
+  std::vector<uint8_t> code;
+  CHECK(generateDequantize(spec, code).message() ==
+        "dq: dequantize of 1 x 0 x 0 elements");
+  spec.channels = 1 << 20;
+  spec.inner = 1 << 20;
+  CHECK(generateDequantize(spec, code).message() ==
+        "dq: dequantize of 1 x 1048576 x 1048576 elements: 0 to 2^29 "
+        "supported");
+}
 
 TEST_CASE("quantize: u8 and s8 over every tail", "[avx512][quantize]") {
   MLCC_SKIP_WITHOUT("avx512f", "avx512f");
