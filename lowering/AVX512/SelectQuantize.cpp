@@ -1,8 +1,9 @@
 //===- SelectQuantize.cpp - QuantizeLinear -> an AVX-512 kernel -----------===//
 //
-// A per-tensor graph.quantize from f32 to u8 or s8 runs as one generated
-// kernel (Kernels/Quantize.h), its scale and zero point constants in the
-// code or, when they are graph inputs, read as it runs. When its
+// A graph.quantize from f32 to u8 or s8 runs as one generated kernel
+// (Kernels/Quantize.h): per tensor, its scale and zero point constants in
+// the code or, when they are graph inputs, read as it runs; per slice of
+// its axis, the scales and zero points read from their buffers. When its
 // input is held in NCHW16c (a conv's output), it quantises the blocked
 // buffer and its result stays blocked: the int8 convs (SelectQuantConv.cpp)
 // read their input from there, so a conv chain never goes through NCHW.
@@ -35,8 +36,29 @@ TargetLowering selectQuantize(Operation *op, OpLoweringContext &ctx,
   std::vector<int32_t> zero{0};
   if (!isF32Tensor(x) || !isInt8Tensor(result))
     return TargetLowering::Declined;
-  if (!constantScalar(ctx, scale, spec.scale) ||
-      (zeroPoint && !constantInts(ctx, zeroPoint, zero)) || zero.size() != 1) {
+  // Per slice of the axis: [outer, channels, inner], the scales and zero
+  // points read from their buffers when the kernel runs.
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t axis = intAttr(op, "axis", 1);
+  if (axis < 0)
+    axis += rank;
+  auto scaleType = dyn_cast<RankedTensorType>(scale.getType());
+  if (scaleType && scaleType.getRank() == 1 && axis >= 0 && axis < rank &&
+      scaleType.getNumElements() == shape[axis] && shape[axis] > 1) {
+    if (!runtimeScalars(scale, shape[axis], false) ||
+        (zeroPoint && !runtimeScalars(zeroPoint, shape[axis], true)))
+      return TargetLowering::Declined;
+    spec.runtimeParameters = true;
+    spec.channels = shape[axis];
+    for (int64_t i = 0; i < axis; ++i)
+      spec.outer *= shape[i];
+    spec.n = 1;
+    for (int64_t i = axis + 1; i < rank; ++i)
+      spec.n *= shape[i];
+  } else if (!constantScalar(ctx, scale, spec.scale) ||
+             (zeroPoint && !constantInts(ctx, zeroPoint, zero)) ||
+             zero.size() != 1) {
     // Read when the kernel runs: one scale and one zero point.
     if (!runtimeScalars(scale, 1, false) ||
         (zeroPoint && !runtimeScalars(zeroPoint, 1, true)))
@@ -48,7 +70,8 @@ TargetLowering selectQuantize(Operation *op, OpLoweringContext &ctx,
   spec.signedOutput = !isUnsignedTensor(result);
 
   auto held = state.blocked.find(x);
-  bool blocked = held != state.blocked.end();
+  bool perSlice = spec.channels > 1;
+  bool blocked = held != state.blocked.end() && !perSlice;
   Value src = blocked ? held->second : ctx.buffer(x);
   Value dst;
   if (blocked) {
@@ -58,7 +81,8 @@ TargetLowering selectQuantize(Operation *op, OpLoweringContext &ctx,
   } else {
     dst = ctx.buffer(result);
   }
-  spec.n = cast<MemRefType>(src.getType()).getNumElements();
+  if (!perSlice)
+    spec.n = cast<MemRefType>(src.getType()).getNumElements();
   std::vector<uint8_t> code;
   if (ref::Status s = generateQuantize(spec, code); s.failed())
     return failed(op, s);
@@ -74,7 +98,8 @@ TargetLowering selectQuantize(Operation *op, OpLoweringContext &ctx,
       fields[2] = ctx.address(ctx.buffer(zeroPoint));
   }
   fields.push_back(ctx.address(dst));
-  fields.push_back(b.create<arith::ConstantIntOp>(ctx.loc(), spec.n, 64));
+  fields.push_back(b.create<arith::ConstantIntOp>(
+      ctx.loc(), spec.outer * spec.channels * spec.n, 64));
   ctx.callKernel(symbol, fields);
   if (blocked)
     setBlockedResult(result, dst, ctx, state);

@@ -33,8 +33,13 @@ constexpr int kUnroll = 4;
 /// convert() narrows one vector.
 class NarrowingKernel : public JitGenerator {
 public:
-  NarrowingKernel(std::vector<uint8_t> &buffer, int64_t n, int dstBytes)
-      : JitGenerator(buffer), n_(n), dstBytes_(dstBytes) {}
+  /// `n` elements, or `outer` x `channels` slices of `n` each, with
+  /// startChannels() before each run of channels and startSlice() before
+  /// each slice.
+  NarrowingKernel(std::vector<uint8_t> &buffer, int64_t n, int dstBytes,
+                  int64_t outer = 1, int64_t channels = 1)
+      : JitGenerator(buffer), n_(n), dstBytes_(dstBytes), outer_(outer),
+        channels_(channels) {}
 
   void generate() {
     preamble();
@@ -43,6 +48,54 @@ public:
     mov(regDst_,
         ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, dst))]);
     prologue();
+    if (int rem = static_cast<int>(n_ % kF32Lanes)) {
+      mov(eax, (1u << rem) - 1);
+      kmovw(kTail_, eax);
+    }
+    if (outer_ * channels_ == 1) {
+      slice();
+    } else {
+      Xbyak::Label outerLoop, channelLoop;
+      mov(regOuter_, outer_);
+      L(outerLoop);
+      startChannels();
+      mov(regChannel_, channels_);
+      L(channelLoop);
+      startSlice();
+      slice();
+      dec(regChannel_);
+      jnz(channelLoop, T_NEAR);
+      dec(regOuter_);
+      jnz(outerLoop, T_NEAR);
+    }
+    postamble();
+  }
+
+protected:
+  const Xbyak::Opmask kTail_ = k1;
+  const Xbyak::Reg64 regArgs_ = rdi;
+
+  /// Before the loop; the vectors use zmm0-3, the slice loops r10, r11.
+  virtual void prologue() {}
+  virtual void startChannels() {}
+  virtual void startSlice() {}
+
+  /// Narrows zmm `z` (loaded) into `dst`, under kTail_ when `masked`.
+  virtual void convert(const Xbyak::Zmm &z, const Xbyak::Address &dst,
+                       bool masked) = 0;
+
+private:
+  const int64_t n_;
+  const int dstBytes_;
+  const int64_t outer_, channels_;
+  const Xbyak::Reg64 regSrc_ = rsi;
+  const Xbyak::Reg64 regDst_ = rdx;
+  const Xbyak::Reg64 regIter_ = rcx;
+  const Xbyak::Reg64 regChannel_ = r10;
+  const Xbyak::Reg64 regOuter_ = r11;
+
+  /// The n_ elements at the pointers, which move past them.
+  void slice() {
     const int64_t vectors = n_ / kF32Lanes;
     const int64_t iters = vectors / kUnroll;
     if (iters > 0) {
@@ -56,33 +109,17 @@ public:
       dec(regIter_);
       jnz(loop, T_NEAR);
     }
-    for (int64_t v = iters * kUnroll; v < vectors; ++v)
-      vector(0, v - iters * kUnroll, false);
-    if (int rem = static_cast<int>(n_ % kF32Lanes)) {
-      mov(eax, (1u << rem) - 1);
-      kmovw(kTail_, eax);
-      vector(0, vectors - iters * kUnroll, true);
+    const int64_t left = vectors - iters * kUnroll;
+    for (int64_t v = 0; v < left; ++v)
+      vector(0, v, false);
+    const int rem = static_cast<int>(n_ % kF32Lanes);
+    if (rem)
+      vector(0, left, true);
+    if (outer_ * channels_ > 1 && (left || rem)) {
+      add(regSrc_, static_cast<int>((left * kF32Lanes + rem) * 4));
+      add(regDst_, static_cast<int>((left * kF32Lanes + rem) * dstBytes_));
     }
-    postamble();
   }
-
-protected:
-  const Xbyak::Opmask kTail_ = k1;
-  const Xbyak::Reg64 regArgs_ = rdi;
-
-  /// Before the loop; the vectors use zmm0-3.
-  virtual void prologue() {}
-
-  /// Narrows zmm `z` (loaded) into `dst`, under kTail_ when `masked`.
-  virtual void convert(const Xbyak::Zmm &z, const Xbyak::Address &dst,
-                       bool masked) = 0;
-
-private:
-  const int64_t n_;
-  const int dstBytes_;
-  const Xbyak::Reg64 regSrc_ = rsi;
-  const Xbyak::Reg64 regDst_ = rdx;
-  const Xbyak::Reg64 regIter_ = rcx;
 
   /// Vector `at` (in vectors past the pointers) through zmm `reg`.
   void vector(int reg, int64_t at, bool masked) {
@@ -97,31 +134,56 @@ private:
 class QuantizeKernel : public NarrowingKernel {
 public:
   QuantizeKernel(std::vector<uint8_t> &buffer, const QuantizeSpec &spec)
-      : NarrowingKernel(buffer, spec.n, 1), spec_(spec) {}
+      : NarrowingKernel(buffer, spec.n, 1, spec.outer, spec.channels),
+        spec_(spec) {}
 
 private:
   const QuantizeSpec &spec_;
   /// Run-time parameters: the scale, zero point and clamping bounds.
   const Xbyak::Zmm scale_ = zmm31, zero_ = zmm30, low_ = zmm29, high_ = zmm28;
+  /// Per slice: the next scale and zero point (null: none).
+  const Xbyak::Reg64 regScale_ = r8, regZero_ = r9;
 
   int qmin() const { return spec_.signedOutput ? -128 : 0; }
   int qmax() const { return spec_.signedOutput ? 127 : 255; }
+  bool perSlice() const { return spec_.outer * spec_.channels > 1; }
+
+  Xbyak::Address source(int i) {
+    return ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, src) +
+                                           i * sizeof(void *))];
+  }
 
   void prologue() override {
-    if (!spec_.runtimeParameters)
+    if (!spec_.runtimeParameters || perSlice())
       return;
-    auto source = [&](int i) {
-      return ptr[regArgs_ + static_cast<int>(offsetof(mlcc_eltwise_args, src) +
-                                             i * sizeof(void *))];
-    };
-    mov(rax, source(1));
-    vbroadcastss(scale_, ptr[rax]);
+    mov(regScale_, source(1));
+    mov(regZero_, source(2));
+    loadParameters();
+  }
+  void startChannels() override {
+    mov(regScale_, source(1));
+    mov(regZero_, source(2));
+  }
+  void startSlice() override {
+    loadParameters();
+    add(regScale_, 4);
+    Xbyak::Label none;
+    test(regZero_, regZero_);
+    jz(none);
+    add(regZero_, 1);
+    L(none);
+  }
+
+  /// The scale at regScale_ and the zero point at regZero_ (0 when it is
+  /// null), and the clamping bounds they give.
+  void loadParameters() {
+    vbroadcastss(scale_, ptr[regScale_]);
     // The zero point, 0 without one, extended by the output's type.
     Xbyak::Label none, loaded;
-    mov(rax, source(2));
-    test(rax, rax);
+    test(regZero_, regZero_);
     jz(none);
-    spec_.signedOutput ? movsx(eax, byte[rax]) : movzx(eax, byte[rax]);
+    spec_.signedOutput ? movsx(eax, byte[regZero_])
+                       : movzx(eax, byte[regZero_]);
     jmp(loaded);
     L(none);
     xor_(eax, eax);
@@ -327,8 +389,12 @@ ref::Status generateQuantize(const QuantizeSpec &spec,
   code.clear();
   const int qmin = spec.signedOutput ? -128 : 0;
   const int qmax = spec.signedOutput ? 127 : 255;
-  MLCC_CHECK(spec.n >= 0 && spec.n <= kMaxBytes / 4, spec.name,
-             ": quantize of ", spec.n, " elements: 0 to 2^29 supported");
+  MLCC_CHECK(spec.n >= 0 && spec.outer >= 1 && spec.channels >= 1 &&
+                 spec.n <= kMaxBytes / 4 / spec.outer / spec.channels,
+             spec.name, ": quantize of ", spec.outer * spec.channels, " x ",
+             spec.n, " elements: 0 to 2^29 supported");
+  MLCC_CHECK(spec.outer * spec.channels == 1 || spec.runtimeParameters,
+             spec.name, ": a quantize per slice reads its scales at run time");
   MLCC_CHECK(spec.runtimeParameters ||
                  (std::isfinite(spec.scale) && spec.scale != 0.0f),
              spec.name, ": quantize scale ", spec.scale,

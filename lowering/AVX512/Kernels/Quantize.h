@@ -42,6 +42,9 @@ struct QuantizeSpec {
   /// for a QuantizeLinear whose are graph inputs; scale and zero are then
   /// not read.
   bool runtimeParameters = false;
+  /// Per slice of an axis (runtimeParameters only): `outer` x `channels`
+  /// slices of n elements each, slice c reading scale[c] and zero[c].
+  int64_t outer = 1, channels = 1;
 };
 
 /// The element types DequantizeLinear reads.

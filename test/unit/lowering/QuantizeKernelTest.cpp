@@ -217,6 +217,68 @@ TEST_CASE("quantize: scale and zero point read at run time",
   }
 }
 
+TEST_CASE("quantize: a scale and zero point per slice of an axis",
+          "[avx512][quantize]") {
+  MLCC_SKIP_WITHOUT("avx512f", "avx512f");
+  std::mt19937 rng(300);
+  struct Shape {
+    int64_t outer, channels, inner;
+  };
+  for (Shape sh :
+       {Shape{1, 3, 6}, Shape{2, 5, 33}, Shape{3, 70, 1}, Shape{1, 2, 64}})
+    for (bool signedOutput : {false, true})
+      for (bool hasZero : {true, false}) {
+        INFO("outer=" << sh.outer << " channels=" << sh.channels
+                      << " inner=" << sh.inner << " signed=" << signedOutput
+                      << " zero=" << hasZero);
+        const int64_t n = sh.outer * sh.channels * sh.inner;
+        std::vector<float> scale(sh.channels);
+        std::vector<uint8_t> zero(sh.channels);
+        std::uniform_int_distribution<int> byteValue(0, 255);
+        for (int64_t c = 0; c < sh.channels; ++c) {
+          scale[c] = 0.01f * float(c % 7 + 1);
+          zero[c] = static_cast<uint8_t>(byteValue(rng));
+        }
+        std::vector<float> x(n);
+        std::uniform_real_distribution<float> wide(-3.0f, 3.0f);
+        for (float &v : x)
+          v = wide(rng);
+        QuantizeSpec spec;
+        spec.runtimeParameters = true;
+        spec.signedOutput = signedOutput;
+        spec.outer = sh.outer;
+        spec.channels = sh.channels;
+        spec.n = sh.inner;
+        ExecutableBuffer exec(generateCode(generateQuantize, spec));
+        REQUIRE(exec.ok());
+        GuardedArray<float> src(x);
+        GuardedArray<uint8_t> dst(std::vector<uint8_t>(n, 0xA5));
+        REQUIRE((src.ok() && dst.ok()));
+        mlcc_eltwise_args args{
+            {src.data(), scale.data(), hasZero ? zero.data() : nullptr},
+            dst.data(),
+            n};
+        exec.function<mlcc_eltwise_kernel_fn>()(&args);
+        std::vector<uint8_t> out = dst.values();
+        const float lo = signedOutput ? -128 : 0, hi = signedOutput ? 127 : 255;
+        int mismatches = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t c = (i / sh.inner) % sh.channels;
+          float z = !hasZero       ? 0.0f
+                    : signedOutput ? float(int8_t(zero[c]))
+                                   : float(zero[c]);
+          float q = std::nearbyint(x[i] / scale[c]) + z;
+          int32_t want = int32_t(std::min(hi, std::max(lo, q)));
+          int32_t got =
+              signedOutput ? int32_t(int8_t(out[i])) : int32_t(out[i]);
+          if (got != want && ++mismatches <= 5)
+            UNSCOPED_INFO("x[" << i << "] = " << x[i] << ": got " << got
+                               << ", want " << want);
+        }
+        CHECK(mismatches == 0);
+      }
+}
+
 TEST_CASE("quantize: bad specs are errors", "[avx512][quantize]") {
   QuantizeSpec spec;
   spec.name = "q";
@@ -229,6 +291,10 @@ TEST_CASE("quantize: bad specs are errors", "[avx512][quantize]") {
   spec.zero = 300;
   CHECK(generateQuantize(spec, code).message() ==
         "q: zero point 300 is outside 0..255");
+  spec.zero = 0;
+  spec.channels = 3;
+  CHECK(generateQuantize(spec, code).message() ==
+        "q: a quantize per slice reads its scales at run time");
 }
 
 TEST_CASE("bf16 conversion: every tail, rounding to nearest even",
