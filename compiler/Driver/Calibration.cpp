@@ -4,7 +4,10 @@
 #include "mlcc/Driver/CompiledModelRunner.h"
 #include "mlcc/Driver/Driver.h"
 
+#include "Passes.h"
+
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
@@ -296,6 +299,7 @@ Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
   func::FuncOp func = mainFunction(module);
   if (!func)
     return Status::error("--quantize: the module has no main function");
+  graph::decomposeAttention(func);
   std::vector<Value> observed = graph::quantizableActivations(func);
   if (observed.empty())
     return Status::success();
@@ -350,6 +354,11 @@ Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
   }
   report =
       graph::insertQuantDequant(func, ranges, errors, options.maxLayerError);
+  // The attentions whose matmuls stay f32 fuse again.
+  PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(graph::createFuseAttention());
+  if (failed(pm.run(module)))
+    return Status::error("--quantize: mlcc-fuse-attention failed");
   return Status::success();
 }
 

@@ -35,6 +35,55 @@ int64_t defaultOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
+/// The node of `graph` that an attention's matmul `layer` ("R/scores" or
+/// "R/context", graph::decomposeAttention) was, walking back from R, the
+/// attention's final Reshape: R <- Transpose <- MatMul (the context's)
+/// <- Softmax <- [Add mask] <- [Mul | Div scale] <- MatMul (the scores').
+/// -1 when the file's nodes are not that chain.
+int attentionMatmul(const onnx::GraphProto &graph,
+                    const llvm::StringMap<int> &nodeIndex,
+                    const std::string &layer) {
+  llvm::StringRef name(layer);
+  bool scores = name.consume_back("/scores");
+  if (!scores && !name.consume_back("/context"))
+    return -1;
+  auto root = nodeIndex.find(name);
+  if (root == nodeIndex.end() || root->second < 0)
+    return -1;
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const std::string &out : graph.node(i).output())
+      producer[out] = i;
+  auto inputOf = [&](int node, int input) {
+    const onnx::NodeProto &n = graph.node(node);
+    auto at =
+        input < n.input_size() ? producer.find(n.input(input)) : producer.end();
+    return at == producer.end() ? -1 : at->second;
+  };
+  auto is = [&](int node, const char *op) {
+    return node >= 0 && graph.node(node).op_type() == op;
+  };
+  int transpose = inputOf(root->second, 0);
+  int context = is(transpose, "Transpose") ? inputOf(transpose, 0) : -1;
+  if (!is(context, "MatMul"))
+    return -1;
+  if (!scores)
+    return context;
+  int at = inputOf(context, 0);
+  if (!is(at, "Softmax"))
+    return -1;
+  at = inputOf(at, 0);
+  for (const char *op : {"Add", "Mul", "Div"}) {
+    if (!is(at, op))
+      continue;
+    // The mask or the scale may be either operand of an Add or a Mul.
+    int lhs = inputOf(at, 0), rhs = inputOf(at, 1);
+    bool lhsOnPath = is(lhs, "MatMul") || is(lhs, "Mul") || is(lhs, "Div");
+    at = lhsOnPath || std::string(op) == "Div" ? lhs : rhs;
+  }
+  return is(at, "MatMul") ? at : -1;
+}
+
 /// Every tensor name a node of `graph` or of its subgraphs (If, Loop,
 /// Scan bodies, which may read the outer graph's initializers) reads.
 void collectReads(const onnx::GraphProto &graph, llvm::StringSet<> &read) {
@@ -77,6 +126,16 @@ public:
       return "it is a " + node.op_type() + " in the file";
     if (node.input_size() < 2)
       return "it has no weight input";
+    if (layer.activationB) {
+      if (node.op_type() != "MatMul")
+        return "it is a " + node.op_type() + " in the file, not a MatMul";
+      std::string b =
+          dequantizedActivation(node.input(1), *layer.activationB, before);
+      node.set_input(
+          0, dequantizedActivation(node.input(0), layer.activation, before));
+      node.set_input(1, b);
+      return {};
+    }
     auto init = initializers_.find(node.input(1));
     if (init == initializers_.end())
       return "its weight '" + node.input(1) + "' is not an initializer";
@@ -262,18 +321,21 @@ Status writeQdqModel(const std::string &modelPath,
   std::vector<std::vector<onnx::NodeProto>> before(graph.node_size());
   for (const graph::QuantizedLayer &layer : report.layers) {
     auto at = nodeIndex.find(layer.node);
-    if (layer.node.empty() || at == nodeIndex.end()) {
+    int index = at != nodeIndex.end()
+                    ? at->second
+                    : attentionMatmul(graph, nodeIndex, layer.node);
+    if (layer.node.empty() || (at == nodeIndex.end() && index < 0)) {
       skipped.push_back("node '" + layer.node +
                         "': not a node of the file (a fused layer?)");
       continue;
     }
-    if (at->second < 0) {
+    if (index < 0) {
       skipped.push_back("node '" + layer.node +
                         "': more than one node of the file has this name");
       continue;
     }
-    std::string why = writer.quantizeLayer(*graph.mutable_node(at->second),
-                                           layer, before[at->second]);
+    std::string why =
+        writer.quantizeLayer(*graph.mutable_node(index), layer, before[index]);
     if (!why.empty())
       skipped.push_back("node '" + layer.node + "': " + why);
   }

@@ -206,6 +206,27 @@ void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
       strides);
 }
 
+bool planInt8Shapes(Value a, Value b, bool runtime, Int8GemmPlan &plan) {
+  if (!isInt8Tensor(a) || !isInt8Tensor(b))
+    return false;
+  ArrayRef<int64_t> as = shapeOf(a), bs = shapeOf(b);
+  const size_t rank = bs.size();
+  if (as.size() < 2 || rank < 2 || as.back() != bs[rank - 2] ||
+      (rank > 2 && (!runtime || as.size() != rank ||
+                    !std::equal(bs.begin(), bs.end() - 2, as.begin()))))
+    return false;
+  plan.a = a;
+  plan.signedA = !isUnsignedTensor(a);
+  plan.unsignedB = isUnsignedTensor(b);
+  plan.k = bs[rank - 2];
+  plan.n = bs[rank - 1];
+  if (plan.k == 0 || plan.n == 0)
+    return false;
+  plan.batches = numElements(b) / (plan.k * plan.n);
+  plan.m = numElements(a) / plan.batches / plan.k;
+  return true;
+}
+
 bool runtimeScalars(Value v, int64_t slices, bool zeroPoint) {
   if (isa<NoneType>(v.getType()))
     return zeroPoint;

@@ -107,6 +107,12 @@ bool prepareInt8Gemm(mlir::Operation *op, OpLoweringContext &ctx,
 void packAtRunTime(OpLoweringContext &ctx, const Int8GemmPlan &plan,
                    const Int8GemmKernels &kernels, mlir::Value b = {});
 
+/// Plans A [..., M, K] x B [K, N] of 8-bit types (a, b, signedness, m, n,
+/// k, batches); or, `runtime` (B packed when the op runs), B [..., K, N]
+/// with A's leading dims, one product per batch. False for other shapes.
+bool planInt8Shapes(mlir::Value a, mlir::Value b, bool runtime,
+                    Int8GemmPlan &plan);
+
 /// Whether `v` (a scale: f32; a zero point: 8-bit; none) holds one value,
 /// or one per slice of `slices`.
 bool runtimeScalars(mlir::Value v, int64_t slices, bool zeroPoint);

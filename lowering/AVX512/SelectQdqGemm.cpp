@@ -14,6 +14,12 @@
 // weight stays unfolded for this (mlcc-fold-constants keeps a
 // DequantizeLinear of a constant that feeds a matmul).
 //
+// A MatMul of two activations (a transformer's Q K^T and probs V, which
+// ONNX Runtime's quantiser and `mlcc compile --quantize` put between Q/DQ
+// too) has a B the model computes: its int8 values, scale and zero point
+// are packed when the op runs (mlcc_int8_pack_b), batch by batch for a
+// batched matmul, and the kernel computes A's row sums for B's zero point.
+//
 //===----------------------------------------------------------------------===//
 
 #include "QuantSelection.h"
@@ -67,6 +73,41 @@ bool planWeight(OpLoweringContext &ctx, Value w, bool transB, float sa,
   return true;
 }
 
+/// The B side of a matmul of two activations: the DequantizeLinear of an
+/// int8 tensor the model computes, [K, N] or batched [..., K, N] with A's
+/// leading dims; per tensor, or per column of a 2-D B. A's and B's
+/// quantisation parameters are read from their buffers as B is packed.
+bool planRuntimeB(Value a, Value w, Int8GemmPlan &plan) {
+  Operation *aDq = a.getDefiningOp(), *bDq = w.getDefiningOp();
+  if (!bDq || bDq->getName().getStringRef() != "graph.dequantize" ||
+      !isInt8Tensor(bDq->getOperand(0)))
+    return false;
+  Value q = bDq->getOperand(0);
+  if (!planInt8Shapes(plan.a, q, /*runtime=*/true, plan))
+    return false;
+  const int64_t rank = static_cast<int64_t>(shapeOf(q).size());
+  // One scale and zero point per column of a 2-D B (its last axis), else
+  // one for all.
+  int64_t columns = plan.batches == 1 ? plan.n : 1;
+  int64_t axis = intAttr(bDq, "axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (numElements(bDq->getOperand(1)) != 1 && axis != rank - 1)
+    return false;
+  RuntimeOperands &r = plan.runtime;
+  r.b = q;
+  r.strideK = plan.n;
+  r.aScale = aDq->getOperand(1);
+  r.aZero = aDq->getOperand(2);
+  r.bScale = bDq->getOperand(1);
+  r.bZero = bDq->getOperand(2);
+  plan.packAtRunTime = true;
+  return runtimeScalars(r.aScale, 1, false) &&
+         runtimeScalars(r.aZero, 1, true) &&
+         runtimeScalars(r.bScale, columns, false) &&
+         runtimeScalars(r.bZero, columns, true);
+}
+
 } // namespace
 
 TargetLowering selectQdqGemm(Operation *op, OpLoweringContext &ctx,
@@ -81,13 +122,17 @@ TargetLowering selectQdqGemm(Operation *op, OpLoweringContext &ctx,
   bool transB = name == "gemm" && intAttr(op, "transB", 0) != 0;
   float sa = 0;
   if ((name == "gemm" && intAttr(op, "transA", 0) != 0) ||
-      !planActivation(ctx, op->getOperand(0), plan, sa) ||
-      !planWeight(ctx, op->getOperand(1), transB, sa, plan) || plan.k == 0 ||
-      shapeOf(plan.a).back() != plan.k)
+      !planActivation(ctx, op->getOperand(0), plan, sa))
     return TargetLowering::Declined;
-  if (!planGemmEpilogue(op, ctx, plan))
+  if (planWeight(ctx, op->getOperand(1), transB, sa, plan)) {
+    if (plan.k == 0 || shapeOf(plan.a).back() != plan.k ||
+        !planGemmEpilogue(op, ctx, plan))
+      return TargetLowering::Declined;
+    plan.m = numElements(plan.a) / plan.k;
+  } else if (name != "matmul" ||
+             !planRuntimeB(op->getOperand(0), op->getOperand(1), plan)) {
     return TargetLowering::Declined;
-  plan.m = numElements(plan.a) / plan.k;
+  }
   return emitInt8Gemm(op, ctx, plan);
 }
 

@@ -19,31 +19,8 @@ namespace mlcc::avx512 {
 
 namespace {
 
-/// A [..., M, K] x B [K, N] of 8-bit types; or, for a B packed at run
-/// time, B [..., K, N] with A's leading dims (one product per batch).
-bool planShapes(Value a, Value b, bool runtime, Int8GemmPlan &plan) {
-  if (!isInt8Tensor(a) || !isInt8Tensor(b))
-    return false;
-  ArrayRef<int64_t> as = shapeOf(a), bs = shapeOf(b);
-  const size_t rank = bs.size();
-  if (as.size() < 2 || rank < 2 || as.back() != bs[rank - 2] ||
-      (rank > 2 && (!runtime || as.size() != rank ||
-                    !std::equal(bs.begin(), bs.end() - 2, as.begin()))))
-    return false;
-  plan.a = a;
-  plan.signedA = !isUnsignedTensor(a);
-  plan.unsignedB = isUnsignedTensor(b);
-  plan.k = bs[rank - 2];
-  plan.n = bs[rank - 1];
-  if (plan.k == 0 || plan.n == 0)
-    return false;
-  plan.batches = numElements(b) / (plan.k * plan.n);
-  plan.m = numElements(a) / plan.batches / plan.k;
-  return true;
-}
-
 /// A constant B with constant zero points, A's one value (after
-/// planShapes).
+/// planInt8Shapes).
 bool planConstantB(OpLoweringContext &ctx, Value b, Value aZero, Value bZero,
                    Int8GemmPlan &plan) {
   std::vector<int32_t> za;
@@ -60,7 +37,7 @@ bool planConstantB(OpLoweringContext &ctx, Value b, Value aZero, Value bZero,
 /// per column (one for a batched B).
 bool planRuntimeB(Value a, Value b, Value aZero, Value bZero,
                   Int8GemmPlan &plan) {
-  if (!planShapes(a, b, true, plan))
+  if (!planInt8Shapes(a, b, true, plan))
     return false;
   int64_t columns = plan.batches == 1 ? plan.n : 1;
   if (!runtimeScalars(aZero, 1, true) || !runtimeScalars(bZero, columns, true))
@@ -78,7 +55,7 @@ bool planMatmulInteger(Operation *op, OpLoweringContext &ctx,
   Value a = op->getOperand(0), b = op->getOperand(1);
   plan.result = op->getResult(0);
   plan.output = Int8GemmOutput::Int32;
-  if (planShapes(a, b, false, plan) &&
+  if (planInt8Shapes(a, b, false, plan) &&
       planConstantB(ctx, b, op->getOperand(2), op->getOperand(3), plan))
     return true;
   plan = Int8GemmPlan();
@@ -98,7 +75,7 @@ bool planQLinearMatmul(Operation *op, OpLoweringContext &ctx,
   float sa, sy;
   std::vector<float> sb;
   std::vector<int32_t> zy;
-  if (planShapes(a, b, false, plan) &&
+  if (planInt8Shapes(a, b, false, plan) &&
       planConstantB(ctx, b, op->getOperand(2), op->getOperand(5), plan) &&
       constantScalar(ctx, op->getOperand(1), sa) &&
       constantFloats(ctx, op->getOperand(4), sb) &&

@@ -78,25 +78,30 @@ ref::Tensor rowTensor(const std::vector<float> &v) {
   return t;
 }
 
-/// Replaces `producer` (whose only user is `bn`) by a clone with weights
-/// `w` at operand 1 and bias `bias` at operand 2, carrying the BN's name.
+/// Replaces `producer` (whose only user is `bn`) by a clone with `weight`
+/// at operand 1 and `bias` at operand 2, carrying the BN's name; both are
+/// built before `bn`.
 void replaceWithClone(BatchNormalizationOp bn, Operation *producer,
-                      const ref::Tensor &w, const ref::Tensor &bias) {
+                      Value weight, Value bias) {
   Operation *op = bn.getOperation();
   OpBuilder b(op);
-  MLIRContext *ctx = op->getContext();
-  Location loc = producer->getLoc();
-  Value wConst = b.create<ConstantOp>(loc, elementsAttrFromTensor(ctx, w));
-  Value biasConst =
-      b.create<ConstantOp>(loc, elementsAttrFromTensor(ctx, bias));
   Operation *folded = b.clone(*producer);
-  folded->setOperand(1, wConst);
-  folded->setOperand(2, biasConst);
+  folded->setOperand(1, weight);
+  folded->setOperand(2, bias);
   // The folded op carries the BN node's name: its output is the BN's.
   folded->setLoc(op->getLoc());
   op->getResult(0).replaceAllUsesWith(folded->getResult(0));
   op->erase();
   producer->erase();
+}
+
+/// replaceWithClone with constant weights and bias.
+void replaceWithClone(BatchNormalizationOp bn, Operation *producer,
+                      const ref::Tensor &w, const ref::Tensor &bias) {
+  OpBuilder b(bn);
+  Location loc = producer->getLoc();
+  replaceWithClone(bn, producer, constantOf(b, loc, w),
+                   constantOf(b, loc, bias));
 }
 
 /// The constant weights and optional constant bias (operands 1 and 2) of
@@ -135,12 +140,6 @@ bool foldIntoConv(BatchNormalizationOp bn) {
           static_cast<float>(w.data<float>()[o * perChannel + i] * a.s[o]);
   replaceWithClone(bn, conv, newW, rowTensor(a.t));
   return true;
-}
-
-/// The data of `v` when it is a graph.constant, of any element type.
-bool constantTensor(Value v, ref::Tensor &t) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  return c && tensorFromElementsAttr(c.getValue(), t).ok();
 }
 
 /// A conv bias given as DequantizeLinear(int32 constant, f32 scale), a QDQ
@@ -222,24 +221,13 @@ bool foldIntoQdqConv(BatchNormalizationOp bn) {
   }
 
   OpBuilder builder(bn);
-  MLIRContext *ctx = bn->getContext();
   Location loc = dq->getLoc();
   auto weight = builder.create<DequantizeLinearOp>(
-      loc, dq.getType(),
-      builder.create<ConstantOp>(loc, elementsAttrFromTensor(ctx, newQ)),
-      builder.create<ConstantOp>(loc, elementsAttrFromTensor(ctx, newScale)),
-      builder.create<ConstantOp>(loc, elementsAttrFromTensor(ctx, newZero)),
+      loc, dq.getType(), constantOf(builder, loc, newQ),
+      constantOf(builder, loc, newScale), constantOf(builder, loc, newZero),
       builder.getI64IntegerAttr(0));
-  Value newBias = builder.create<ConstantOp>(
-      loc, elementsAttrFromTensor(ctx, rowTensor(a.t)));
-  Operation *folded = builder.clone(*conv);
-  folded->setOperand(1, weight);
-  folded->setOperand(2, newBias);
-  folded->setLoc(bn->getLoc());
-  bn->getResult(0).replaceAllUsesWith(folded->getResult(0));
   Operation *oldBias = b.getDefiningOp();
-  bn->erase();
-  conv->erase();
+  replaceWithClone(bn, conv, weight, constantOf(builder, loc, rowTensor(a.t)));
   dq->erase();
   if (oldBias && oldBias->use_empty() && isa<DequantizeLinearOp>(oldBias))
     oldBias->erase();
@@ -339,13 +327,10 @@ bool foldIntoProduct(BatchNormalizationOp bn) {
     return true;
   }
   OpBuilder b(op);
-  MLIRContext *ctx = op->getContext();
-  Value wConst = b.create<ConstantOp>(producer->getLoc(),
-                                      elementsAttrFromTensor(ctx, newW));
+  Value wConst = constantOf(b, producer->getLoc(), newW);
   Operation *mm = b.clone(*producer);
   mm->setOperand(1, wConst);
-  Value biasConst = b.create<ConstantOp>(
-      producer->getLoc(), elementsAttrFromTensor(ctx, rowTensor(a.t)));
+  Value biasConst = constantOf(b, producer->getLoc(), rowTensor(a.t));
   auto add = b.create<AddOp>(op->getLoc(), op->getResult(0).getType(),
                              mm->getResult(0), biasConst);
   op->getResult(0).replaceAllUsesWith(add.getResult());

@@ -2,7 +2,7 @@
 //
 // The questions every fusion pass asks while walking a group of ops: is
 // this value used once, what is the binary op's other operand, is this op
-// elementwise, what is this constant's data.
+// elementwise, what is this constant's data; and a constant of data.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,11 +41,22 @@ inline bool isElementwise(mlir::Operation *op) {
                    OrOp, EqualOp, LessOp, GreaterOp, WhereOp>(op);
 }
 
+/// The data of `v` when it is a graph.constant, of any element type.
+inline bool constantTensor(mlir::Value v, ref::Tensor &t) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  return c && tensorFromElementsAttr(c.getValue(), t).ok();
+}
+
 /// The data of `v` when it is a graph.constant of f32 elements.
 inline bool constantF32(mlir::Value v, ref::Tensor &t) {
   auto c = v.getDefiningOp<ConstantOp>();
-  return c && c.getValue().getElementType().isF32() &&
-         tensorFromElementsAttr(c.getValue(), t).ok();
+  return c && c.getValue().getElementType().isF32() && constantTensor(v, t);
+}
+
+/// A graph.constant holding `t`.
+inline mlir::Value constantOf(mlir::OpBuilder &b, mlir::Location loc,
+                              const ref::Tensor &t) {
+  return b.create<ConstantOp>(loc, elementsAttrFromTensor(b.getContext(), t));
 }
 
 /// Erases the ops of a replaced group, in whatever order they are listed:

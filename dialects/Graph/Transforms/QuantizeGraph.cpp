@@ -2,7 +2,9 @@
 
 #include "QuantizeGraph.h"
 
+#include "FusedOpDecomposition.h"
 #include "GraphDialect.h"
+#include "PatternUtils.h"
 #include "mlcc/Reference/MlirBridge.h"
 
 #include "mlir/IR/Builders.h"
@@ -48,17 +50,13 @@ bool isPlainConv(Operation *op) {
           autoPad.getValue() == "VALID");
 }
 
-Value constant(OpBuilder &b, Location loc, const ref::Tensor &t) {
-  return b.create<ConstantOp>(loc, elementsAttrFromTensor(b.getContext(), t));
-}
-
 /// x -> DequantizeLinear(QuantizeLinear(x)) with u8 over `range`.
 Value quantizeActivation(OpBuilder &b, Location loc, Value x,
                          ActivationRange range) {
   ActivationQuantization a = activationQuantization(range);
-  Value s = constant(
+  Value s = constantOf(
       b, loc, ref::Tensor::fromVector<float>(ref::DType::F32, {}, {a.scale}));
-  Value z = constant(
+  Value z = constantOf(
       b, loc, ref::Tensor::fromVector<uint8_t>(ref::DType::U8, {}, {a.zero}));
   auto type = cast<RankedTensorType>(x.getType());
   auto qType = RankedTensorType::get(type.getShape(),
@@ -78,12 +76,12 @@ Value quantizeWeight(OpBuilder &b, Location loc, Value w, int64_t axis) {
   std::vector<float> scale;
   quantizeWeightPerChannel(t, axis, q, scale);
   int64_t channels = static_cast<int64_t>(scale.size());
-  Value qv = constant(
+  Value qv = constantOf(
       b, loc, ref::Tensor::fromVector<int8_t>(ref::DType::I8, t.shape(), q));
-  Value s = constant(
+  Value s = constantOf(
       b, loc,
       ref::Tensor::fromVector<float>(ref::DType::F32, {channels}, scale));
-  Value z = constant(
+  Value z = constantOf(
       b, loc,
       ref::Tensor::fromVector<int8_t>(ref::DType::I8, {channels},
                                       std::vector<int8_t>(channels, 0)));
@@ -129,6 +127,45 @@ void quantizeWeightPerChannel(const ref::Tensor &t, int64_t axis,
   }
 }
 
+void decomposeAttention(func::FuncOp func) {
+  SmallVector<AttentionOp> attentions;
+  for (Operation &op : func.getBody().front())
+    if (auto attention = dyn_cast<AttentionOp>(op))
+      attentions.push_back(attention);
+  for (AttentionOp attention : attentions) {
+    Operation *before = attention->getPrevNode();
+    OpBuilder b(attention);
+    FailureOr<Value> group = decomposeFusedOp(attention, b);
+    if (failed(group))
+      continue;
+    // The group's ops come right before the attention; its two matmuls
+    // are the scores' and the context's.
+    std::string name = nameOf(attention);
+    const char *suffixes[] = {"/scores", "/context"};
+    int matmuls = 0;
+    for (Operation *op = before ? before->getNextNode()
+                                : &func.getBody().front().front();
+         op != attention.getOperation(); op = op->getNextNode())
+      if (isa<MatMulOp>(op) && matmuls < 2)
+        op->setLoc(NameLoc::get(
+            StringAttr::get(op->getContext(), name + suffixes[matmuls++])));
+    attention.getResult().replaceAllUsesWith(*group);
+    attention->erase();
+  }
+}
+
+bool isActivationMatmul(Operation *op) {
+  if (!isa<func::FuncOp>(op->getParentOp()) || !isa<MatMulOp>(op) ||
+      !isF32(op->getResult(0)))
+    return false;
+  for (Value v : op->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!isF32(v) || v.getDefiningOp<ConstantOp>() || t.getRank() < 2)
+      return false;
+  }
+  return true;
+}
+
 Value quantizableActivation(Operation *op) {
   if (!isa<func::FuncOp>(op->getParentOp()) ||
       !isa<MatMulOp, GemmOp, FcOp, ConvOp, FusedConvOp>(op) ||
@@ -144,30 +181,61 @@ Value quantizableActivation(Operation *op) {
   return x;
 }
 
+SmallVector<Value, 2> quantizedInputs(Operation *op) {
+  if (isActivationMatmul(op))
+    return {op->getOperand(0), op->getOperand(1)};
+  if (Value x = quantizableActivation(op))
+    return {x};
+  return {};
+}
+
 std::vector<Value> quantizableActivations(func::FuncOp func) {
   std::vector<Value> values;
   llvm::DenseSet<Value> seen;
   for (Operation &op : func.getBody().front())
-    if (Value x = quantizableActivation(&op); x && seen.insert(x).second)
-      values.push_back(x);
+    for (Value x : quantizedInputs(&op))
+      if (seen.insert(x).second)
+        values.push_back(x);
   return values;
 }
+
+namespace {
+
+/// The ranges of all of `op`'s quantised inputs, or false when one was not
+/// calibrated.
+bool rangesOf(Operation *op,
+              const llvm::DenseMap<Value, ActivationRange> &ranges,
+              SmallVectorImpl<ActivationRange> &out) {
+  for (Value x : quantizedInputs(op)) {
+    auto range = ranges.find(x);
+    if (range == ranges.end())
+      return false;
+    out.push_back(range->second);
+  }
+  return !out.empty();
+}
+
+} // namespace
 
 std::vector<std::pair<Value, Value>>
 insertQuantizedCopies(func::FuncOp func,
                       const llvm::DenseMap<Value, ActivationRange> &ranges) {
   std::vector<std::pair<Value, Value>> pairs;
   for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
-    Value x = quantizableActivation(&op);
-    auto range = x ? ranges.find(x) : ranges.end();
-    if (range == ranges.end())
+    SmallVector<ActivationRange, 2> inputRanges;
+    if (!rangesOf(&op, ranges, inputRanges))
       continue;
     OpBuilder b(op.getContext());
     b.setInsertionPointAfter(&op);
-    Value w = quantizeWeight(b, op.getLoc(), op.getOperand(1), outputAxis(&op));
+    Value w =
+        inputRanges.size() == 2
+            ? quantizeActivation(b, op.getLoc(), op.getOperand(1),
+                                 inputRanges[1])
+            : quantizeWeight(b, op.getLoc(), op.getOperand(1), outputAxis(&op));
     if (!w)
       continue;
-    Value dx = quantizeActivation(b, op.getLoc(), x, range->second);
+    Value dx =
+        quantizeActivation(b, op.getLoc(), op.getOperand(0), inputRanges[0]);
     Operation *copy = b.clone(op);
     copy->setOperand(0, dx);
     copy->setOperand(1, w);
@@ -180,7 +248,6 @@ QuantizationReport insertQuantDequant(
     func::FuncOp func, const llvm::DenseMap<Value, ActivationRange> &ranges,
     const llvm::DenseMap<Operation *, double> &errors, double maxError) {
   QuantizationReport report;
-  // One Q/DQ pair per activation, shared by the layers that read it.
   llvm::DenseMap<Value, Value> dequantized;
   for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
     if (isConv(&op) && isConstantF32(op.getOperand(1)) && !isPlainConv(&op)) {
@@ -189,11 +256,11 @@ QuantizationReport insertQuantDequant(
                             "kernel yet");
       continue;
     }
-    Value x = quantizableActivation(&op);
-    if (!x)
+    SmallVector<Value, 2> inputs = quantizedInputs(&op);
+    if (inputs.empty())
       continue;
-    auto range = ranges.find(x);
-    if (range == ranges.end()) {
+    SmallVector<ActivationRange, 2> inputRanges;
+    if (!rangesOf(&op, ranges, inputRanges)) {
       report.kept.push_back(describeOp(&op) + ": its input was not calibrated");
       continue;
     }
@@ -211,27 +278,40 @@ QuantizationReport insertQuantDequant(
                             " is above " + limit + " (--max-layer-error)");
       continue;
     }
-    OpBuilder b(&op);
-    Value w = quantizeWeight(b, op.getLoc(), op.getOperand(1), outputAxis(&op));
-    if (!w) {
-      report.kept.push_back(describeOp(&op) + ": unreadable weight");
-      continue;
+    // One Q/DQ pair per activation, shared by the layers that read it.
+    auto dequantize = [&](Value x, ActivationRange range) {
+      Value &dx = dequantized[x];
+      if (!dx) {
+        OpBuilder after(op.getContext());
+        after.setInsertionPointAfterValue(x);
+        dx = quantizeActivation(after, x.getLoc(), x, range);
+      }
+      return dx;
+    };
+    QuantizedLayer layer;
+    layer.node = nameOf(&op);
+    layer.activation = activationQuantization(inputRanges[0]);
+    layer.weightAxis = outputAxis(&op);
+    if (inputs.size() == 2) {
+      op.setOperand(1, dequantize(inputs[1], inputRanges[1]));
+      layer.activationB = activationQuantization(inputRanges[1]);
+    } else {
+      OpBuilder b(&op);
+      Value w =
+          quantizeWeight(b, op.getLoc(), op.getOperand(1), outputAxis(&op));
+      if (!w) {
+        report.kept.push_back(describeOp(&op) + ": unreadable weight");
+        continue;
+      }
+      Operation *oldWeight = op.getOperand(1).getDefiningOp();
+      op.setOperand(1, w);
+      if (oldWeight->use_empty())
+        oldWeight->erase();
     }
-    Value &dx = dequantized[x];
-    if (!dx) {
-      OpBuilder after(op.getContext());
-      after.setInsertionPointAfterValue(x);
-      dx = quantizeActivation(after, x.getLoc(), x, range->second);
-    }
-    Operation *oldWeight = op.getOperand(1).getDefiningOp();
-    op.setOperand(0, dx);
-    op.setOperand(1, w);
-    if (oldWeight->use_empty())
-      oldWeight->erase();
+    op.setOperand(0, dequantize(inputs[0], inputRanges[0]));
     report.quantized.push_back(describeOp(&op) +
                                (error.empty() ? "" : ": error " + error));
-    report.layers.push_back(
-        {nameOf(&op), activationQuantization(range->second), outputAxis(&op)});
+    report.layers.push_back(layer);
   }
   return report;
 }

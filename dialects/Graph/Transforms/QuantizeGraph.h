@@ -9,9 +9,11 @@
 // multiplies u8 by s8, and after a ReLU an unsigned range wastes no code)
 // and its weight replaced by an s8 constant behind a DequantizeLinear
 // (symmetric, one scale per output channel, so the kernels need no row
-// sums). That is the standard QDQ form: the target's int8 kernels fold
-// each pair into one integer GEMM or conv (lowering/AVX512/SelectQdqGemm.cpp);
-// a target without them runs the same arithmetic in f32.
+// sums). A matmul of two activations (attention's Q K^T and probs V) gets
+// both sides quantised as activations. That is the standard QDQ form: the
+// target's int8 kernels fold each pair into one integer GEMM or conv
+// (lowering/AVX512/SelectQdqGemm.cpp); a target without them runs the same
+// arithmetic in f32.
 //
 // Softmax, layer norm, elementwise ops and everything else stay f32.
 //
@@ -24,8 +26,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +44,24 @@ struct ActivationRange {
 /// top-level matmul/gemm/fc/conv/fused_conv with an f32 activation and a
 /// constant f32 weight (gemm: not transA; conv: 2-D, one group).
 mlir::Value quantizableActivation(mlir::Operation *op);
+
+/// Each top-level graph.attention of `func` as the group of ops it stands
+/// for (FusedOpDecomposition.h), so that quantisation reaches its two
+/// matmuls: the scores' is named NAME/scores, the context's NAME/context
+/// (NAME the attention's). mlcc-fuse-attention fuses again the groups
+/// that stay f32.
+void decomposeAttention(mlir::func::FuncOp func);
+
+/// A top-level f32 matmul of two activations (no constant operand, both of
+/// rank 2 or more): attention's Q K^T and probs V. Both sides are
+/// quantised as activations (u8, asymmetric); the int8 kernels pack B when
+/// the op runs.
+bool isActivationMatmul(mlir::Operation *op);
+
+/// The inputs of `op` quantisation measures and quantises as activations:
+/// both of an activation matmul, the quantizableActivation of a layer with
+/// a weight, or none.
+llvm::SmallVector<mlir::Value, 2> quantizedInputs(mlir::Operation *op);
 
 /// Every such activation in `func`, in op order, each once.
 std::vector<mlir::Value> quantizableActivations(mlir::func::FuncOp func);
@@ -67,6 +89,9 @@ struct QuantizedLayer {
   ActivationQuantization activation;
   /// The weight's axis of output channels (its per-channel scales).
   int64_t weightAxis = 0;
+  /// An activation matmul's B, quantised as an activation (it has no
+  /// weight; weightAxis is not read).
+  std::optional<ActivationQuantization> activationB;
 };
 
 /// What insertQuantDequant did, for `--stats` and for writing the same
