@@ -37,9 +37,10 @@ static void addModelOptions(CLI::App *cmd, ModelOptions &o) {
                 "Print the IR after every pass (to stderr)");
   cmd->add_flag("--mlir-timing", o.timing, "Report the time of each pass");
   cmd->add_option("--quantize", o.quantize,
-                  "int8: post-training quantisation of matmul/gemm/fc layers "
-                  "(u8 activations, s8 weights per output channel), "
-                  "calibrated on --calibrate")
+                  "int8: post-training quantisation of matmul/gemm/fc/conv "
+                  "layers and of attention's two matmuls (u8 activations, "
+                  "s8 weights per output channel), calibrated on "
+                  "--calibrate")
       ->check(CLI::IsMember({"int8"}));
   cmd->add_option("--calibrate", o.calibrate,
                   "Calibration inputs: a folder of input_N.pb, or of sets "
