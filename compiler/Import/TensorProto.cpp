@@ -4,6 +4,8 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -21,34 +23,67 @@ int dtypeToOnnx(ref::DType t) {
 
 namespace {
 
+/// An external_data offset or length: decimal digits, at most 18 of them
+/// (so that offset + length cannot overflow).
+bool parseByteCount(const std::string &text, int64_t &out) {
+  if (text.empty() || text.size() > 18)
+    return false;
+  out = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    out = out * 10 + (c - '0');
+  }
+  return true;
+}
+
+/// Whether `path` resolves (symbolic links followed) to a file inside the
+/// folder `baseDir`.
+bool resolvesInside(const std::string &baseDir, const std::string &path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::canonical(baseDir.empty() ? "." : baseDir, ec);
+  if (ec)
+    return false;
+  fs::path file = fs::canonical(path, ec);
+  if (ec)
+    return true; // a missing file: the open below says so
+  auto [d, f] = std::mismatch(dir.begin(), dir.end(), file.begin(), file.end());
+  return d == dir.end() && f != file.end();
+}
+
 Status readExternalData(const onnx::TensorProto &proto,
                         const std::string &baseDir, std::string &bytes) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto &kv : proto.external_data()) {
-    if (kv.key() == "location")
+    if (kv.key() == "location") {
       location = kv.value();
-    else if (kv.key() == "offset")
-      offset = std::stoll(kv.value());
-    else if (kv.key() == "length")
-      length = std::stoll(kv.value());
+    } else if ((kv.key() == "offset" || kv.key() == "length") &&
+               !parseByteCount(kv.value(),
+                               kv.key() == "offset" ? offset : length)) {
+      return Status::error("tensor '", proto.name(), "': external data ",
+                           kv.key(), " '", kv.value(), "' is not a byte count");
+    }
   }
   if (location.empty())
     return Status::error("tensor '", proto.name(),
                          "' has external data without a location");
-  if (location.find("..") != std::string::npos || location[0] == '/')
+  std::string path = baseDir.empty() ? location : baseDir + "/" + location;
+  if (location.find("..") != std::string::npos || location[0] == '/' ||
+      !resolvesInside(baseDir, path))
     return Status::error("tensor '", proto.name(), "': external data path '",
                          location, "' must stay inside the model's folder");
-  std::string path = baseDir.empty() ? location : baseDir + "/" + location;
+  std::error_code ec;
   std::ifstream in(path, std::ios::binary);
-  if (!in)
+  if (!std::filesystem::is_regular_file(path, ec) || !in)
     return Status::error("tensor '", proto.name(),
                          "': cannot open external data file '", path, "'");
   in.seekg(0, std::ios::end);
   int64_t size = in.tellg();
   if (length < 0)
     length = size - offset;
-  if (offset < 0 || offset + length > size)
+  if (size < 0 || length < 0 || offset + length > size)
     return Status::error("tensor '", proto.name(), "': external data range [",
                          offset, ", ", offset + length, ") exceeds file '",
                          path, "' of ", size, " bytes");
@@ -84,6 +119,17 @@ Status tensorFromProto(const onnx::TensorProto &proto,
   if (count > kMaxBytes / static_cast<int64_t>(ref::dtypeSize(dtype)))
     return Status::error("tensor '", proto.name(), "' of shape ",
                          ref::shapeToString(shape), " is too large");
+  // External data is read (at most its file's size) and measured before
+  // the tensor is allocated: its dims may claim far more than the file has.
+  std::string external;
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    MLCC_RETURN_IF_ERROR(readExternalData(proto, baseDir, external));
+    int64_t expected = count * static_cast<int64_t>(ref::dtypeSize(dtype));
+    if (static_cast<int64_t>(external.size()) != expected)
+      return Status::error("tensor '", proto.name(), "' of shape ",
+                           ref::shapeToString(shape), " has ", external.size(),
+                           " bytes of external data, expected ", expected);
+  }
   Tensor t(dtype, shape);
   int64_t n = t.numel();
   auto checkCount = [&](int64_t have) -> Status {
@@ -95,11 +141,7 @@ Status tensorFromProto(const onnx::TensorProto &proto,
   };
 
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string bytes;
-    MLCC_RETURN_IF_ERROR(readExternalData(proto, baseDir, bytes));
-    MLCC_RETURN_IF_ERROR(
-        checkCount(static_cast<int64_t>(bytes.size() / ref::dtypeSize(dtype))));
-    std::memcpy(t.raw(), bytes.data(), t.byteSize());
+    std::memcpy(t.raw(), external.data(), t.byteSize());
   } else if (proto.has_raw_data()) {
     const std::string &raw = proto.raw_data();
     if (raw.size() != t.byteSize())
