@@ -522,9 +522,13 @@ OwningOpRef<ModuleOp> importOnnxModel(MLIRContext *ctx, const std::string &path,
   std::stringstream buffer;
   buffer << in.rdbuf();
   onnx::ModelProto model;
+  // The parser stops at 100 nested messages (about 33 levels of If/Loop
+  // bodies), which also bounds the importer's recursion into subgraphs.
   if (!model.ParseFromString(buffer.str()) || !model.has_graph()) {
     errors.push_back("'" + path +
-                     "' is not a valid ONNX model (truncated or corrupt file?)");
+                     "' is not a valid ONNX model (truncated or corrupt "
+                     "file, or subgraphs nested deeper than protobuf's limit "
+                     "of 100 messages?)");
     return nullptr;
   }
   ctx->loadDialect<graph::GraphDialect, func::FuncDialect>();

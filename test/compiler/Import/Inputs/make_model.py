@@ -74,6 +74,25 @@ def if_capture():
         [numpy_helper.from_array(np.array([1, 2], np.float32), "outer")])
 
 
+def nested_if(depth):
+    # Each level an If whose then-branch holds the next one: 3 protobuf
+    # messages deeper per level (NodeProto, AttributeProto, GraphProto).
+    small = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "e", [], [vi("e", F, [2])])
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y0"])], "g0", [], [vi("y0", F, [2])])
+    for d in range(1, depth + 1):
+        n = helper.make_node("If", ["c"], ["y%d" % d], then_branch=g, else_branch=small)
+        g = helper.make_graph([n], "g%d" % d, [], [vi("y%d" % d, F, [2])])
+    return model(list(g.node), [vi("c", B, []), vi("x", F, [2])], [vi("y%d" % depth, F, [2])])
+
+
+def nested_if_20():
+    return nested_if(20)
+
+
+def nested_if_300():
+    return nested_if(300)
+
+
 def gelu_opset20():
     # Gelu-20 is newer than the generated op table (and than onnx 1.12's
     # schemas): the importer maps it to graph.gelu by hand.
@@ -92,7 +111,8 @@ def external_data():
 
 
 CASES = {f.__name__: f for f in [conv_relu, symbolic_reshape, unknown_ops, missing_input,
-                                 legacy_slice, if_capture, external_data, gelu_opset20]}
+                                 legacy_slice, if_capture, external_data, gelu_opset20,
+                                 nested_if_20, nested_if_300]}
 
 if __name__ == "__main__":
     m = CASES[sys.argv[1]]()
