@@ -39,9 +39,11 @@ int64_t defaultOpset(const onnx::ModelProto &model) {
 /// "R/context", graph::decomposeAttention) was, walking back from R, the
 /// attention's final Reshape: R <- Transpose <- MatMul (the context's)
 /// <- Softmax <- [Add mask] <- [Mul | Div scale] <- MatMul (the scores').
-/// -1 when the file's nodes are not that chain.
+/// -1 when the file's nodes are not that chain. `producer` maps each
+/// tensor to the node writing it.
 int attentionMatmul(const onnx::GraphProto &graph,
                     const llvm::StringMap<int> &nodeIndex,
+                    const llvm::StringMap<int> &producer,
                     const std::string &layer) {
   llvm::StringRef name(layer);
   bool scores = name.consume_back("/scores");
@@ -50,10 +52,6 @@ int attentionMatmul(const onnx::GraphProto &graph,
   auto root = nodeIndex.find(name);
   if (root == nodeIndex.end() || root->second < 0)
     return -1;
-  llvm::StringMap<int> producer;
-  for (int i = 0; i < graph.node_size(); ++i)
-    for (const std::string &out : graph.node(i).output())
-      producer[out] = i;
   auto inputOf = [&](int node, int input) {
     const onnx::NodeProto &n = graph.node(node);
     auto at =
@@ -310,9 +308,12 @@ Status writeQdqModel(const std::string &modelPath,
   QdqWriter writer(model, dir.empty() ? std::string(".") : dir.str().str());
 
   onnx::GraphProto &graph = *model.mutable_graph();
-  // Node names as the importer gave them; -1 for one that is not unique.
-  llvm::StringMap<int> nodeIndex;
+  // Node names as the importer gave them (-1 for one that is not unique),
+  // and the node writing each tensor.
+  llvm::StringMap<int> nodeIndex, producer;
   for (int i = 0; i < graph.node_size(); ++i) {
+    for (const std::string &out : graph.node(i).output())
+      producer[out] = i;
     auto [at, fresh] = nodeIndex.try_emplace(importedName(graph.node(i)), i);
     if (!fresh)
       at->second = -1;
@@ -323,7 +324,7 @@ Status writeQdqModel(const std::string &modelPath,
     auto at = nodeIndex.find(layer.node);
     int index = at != nodeIndex.end()
                     ? at->second
-                    : attentionMatmul(graph, nodeIndex, layer.node);
+                    : attentionMatmul(graph, nodeIndex, producer, layer.node);
     if (layer.node.empty() || (at == nodeIndex.end() && index < 0)) {
       skipped.push_back("node '" + layer.node +
                         "': not a node of the file (a fused layer?)");

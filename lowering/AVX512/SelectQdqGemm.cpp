@@ -79,8 +79,7 @@ bool planWeight(OpLoweringContext &ctx, Value w, bool transB, float sa,
 /// quantisation parameters are read from their buffers as B is packed.
 bool planRuntimeB(Value a, Value w, Int8GemmPlan &plan) {
   Operation *aDq = a.getDefiningOp(), *bDq = w.getDefiningOp();
-  if (!bDq || bDq->getName().getStringRef() != "graph.dequantize" ||
-      !isInt8Tensor(bDq->getOperand(0)))
+  if (!bDq || bDq->getName().getStringRef() != "graph.dequantize")
     return false;
   Value q = bDq->getOperand(0);
   if (!planInt8Shapes(plan.a, q, /*runtime=*/true, plan))
