@@ -21,6 +21,11 @@ config.substitutions.append(
     ("%mlcc_runtime_include", os.path.join(config.mlcc_source_dir, "runtime", "include")))
 config.substitutions.append(
     ("%mlcc_runtime_lib", os.path.join(config.mlcc_binary_dir, "runtime", "libmlcc_runtime.a")))
+# The same runtime built with -fsanitize=address or =thread (runtime/CMakeLists.txt).
+for sanitizer in ("address", "thread"):
+    config.substitutions.append(
+        ("%%mlcc_runtime_%s_lib" % sanitizer,
+         os.path.join(config.mlcc_binary_dir, "runtime", "libmlcc_runtime_%s.a" % sanitizer)))
 
 # The CUDA toolkit's ptxas: the cuda target's tests that assemble kernels
 # need it (UNSUPPORTED without).

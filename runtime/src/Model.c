@@ -18,6 +18,7 @@
 #include "WeightsFile.h"
 #include "mlcc/arena.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,10 @@ struct mlcc_model_context {
   mlccDeviceModel *Device;     // owned; for a device model, else NULL
   const void *Weights;         // the weights file's data, or NULL
   mlcc_arena *WeightsImage;    // owned copy of the file, or NULL (borrowed)
+  // Set while a run is in the context. A run owns the arena (and a device
+  // context its queue), so a second thread that finds it set is refused
+  // rather than let the two overwrite each other's intermediates.
+  atomic_bool Running;
 };
 
 // Pointer arrays up to this many entries live on the stack; a model with
@@ -270,6 +275,7 @@ static mlcc_status createContext(const char *fn, const mlcc_model_desc *desc,
     ctx->WeightsImage = weightsImage;
     ctx->Arena = NULL;
     ctx->Device = NULL;
+    atomic_init(&ctx->Running, false);
     if (desc->device) {
       // The arena and the weights live on the device.
       status = mlccDeviceModelCreate(fn, desc, weights, &ctx->Device);
@@ -413,6 +419,24 @@ static mlcc_status checkContext(const mlcc_model_desc *desc,
         "%s: the context was created for another model ('%s')", fn,
         ctx->Desc && ctx->Desc->name ? ctx->Desc->name : "?");
   return MLCC_OK;
+}
+
+// Claims `ctx` for one run: a caller's mistake (one context shared by two
+// threads) is an error status, never a race on the arena.
+static mlcc_status claimContext(const mlcc_model_desc *desc,
+                                mlcc_model_context *ctx, const char *verb) {
+  if (!atomic_exchange_explicit(&ctx->Running, true, memory_order_acquire))
+    return MLCC_OK;
+  char fn[LabelCapacity];
+  return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                             "%s: the context is running a call on another "
+                             "thread; a context runs one call at a time "
+                             "(create one per thread)",
+                             functionName(fn, desc, verb));
+}
+
+static void releaseContext(mlcc_model_context *ctx) {
+  atomic_store_explicit(&ctx->Running, false, memory_order_release);
 }
 
 // The data pointers handed to the entry function: on the stack for small
@@ -668,11 +692,15 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
 mlcc_status mlcc_model_run(const mlcc_model_desc *desc, mlcc_model_context *ctx,
                            const mlcc_tensor *inputs, mlcc_tensor *outputs) {
   mlcc_status status = checkContext(desc, ctx, "run");
+  if (status == MLCC_OK)
+    status = claimContext(desc, ctx, "run");
   if (status != MLCC_OK)
     return status;
-  return checkAndRun(desc, ctx->Arena ? mlcc_arena_data(ctx->Arena) : NULL,
-                     ctx->Weights, ctx->Pool, ctx->Device, inputs, outputs,
-                     "run");
+  status =
+      checkAndRun(desc, ctx->Arena ? mlcc_arena_data(ctx->Arena) : NULL,
+                  ctx->Weights, ctx->Pool, ctx->Device, inputs, outputs, "run");
+  releaseContext(ctx);
+  return status;
 }
 
 // Only NULLs can be checked here: the shapes are the descriptor's by
@@ -725,10 +753,16 @@ mlcc_status mlcc_model_run_pointers(const mlcc_model_desc *desc,
     if (status != MLCC_OK)
       return status;
   }
-  if (ctx->Device)
-    return mlccDeviceModelRun(ctx->Device, desc->entry, inputs, outputs, NULL);
-  return (mlcc_status)desc->entry(mlcc_arena_data(ctx->Arena), ctx->Weights,
-                                  inputs, outputs, ctx->Pool);
+  status = claimContext(desc, ctx, verb);
+  if (status != MLCC_OK)
+    return status;
+  status =
+      ctx->Device
+          ? mlccDeviceModelRun(ctx->Device, desc->entry, inputs, outputs, NULL)
+          : (mlcc_status)desc->entry(mlcc_arena_data(ctx->Arena), ctx->Weights,
+                                     inputs, outputs, ctx->Pool);
+  releaseContext(ctx);
+  return status;
 }
 
 mlcc_status mlcc_model_run_with_arena(const mlcc_model_desc *desc, void *arena,

@@ -204,6 +204,13 @@ MLCC_API mlcc_device *mlcc_model_device(mlcc_model_context *ctx);
 /// and its data the dense tensor of that shape. `ctx` must come from
 /// mlcc_model_create with the same `desc` (MLCC_INVALID_ARGUMENT
 /// otherwise).
+///
+/// Threads: contexts are independent, so several threads may run one model
+/// at once, each in its own context (they may share one pool). A context
+/// runs one call at a time: a call on a context that is running on another
+/// thread returns MLCC_INVALID_ARGUMENT at once, without waiting (the same
+/// for mlcc_model_run_pointers). Destroying a context while it runs is not
+/// detected.
 MLCC_API mlcc_status mlcc_model_run(const mlcc_model_desc *desc,
                                     mlcc_model_context *ctx,
                                     const mlcc_tensor *inputs,

@@ -3,7 +3,8 @@
 // Hand-written descriptors stand in for what the compiler emits: a model
 // "twice" (y = 2 * x through the arena) whose entry records what it was
 // given, so each test can say both what the runtime returned and whether the
-// compiled code was reached.
+// compiled code was reached. An x[0] of kHoldValue holds the entry until
+// the test lets it go, to catch a context in the middle of a run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,12 +13,15 @@
 // Not public: to plant a stale message that a failing run must replace.
 #include "LastError.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -36,6 +40,10 @@ EntryLog entryLog;
 
 constexpr int64_t kCount = 6;
 
+/// A run with x[0] == kHoldValue sets `held` and waits for `letGo`.
+constexpr float kHoldValue = 1000;
+std::atomic<bool> held{false}, letGo{false};
+
 /// y = 2 * x, staged through the arena so that a missing or too-small arena
 /// shows up (under ASan, or as wrong values). A negative x[0] is a
 /// data-dependent failure, reported the way generated code reports one.
@@ -48,6 +56,11 @@ int32_t twiceEntry(void *arena, const void *weights, const void *const *inputs,
   entryLog.inputs = inputs;
   entryLog.outputs = outputs;
   const float *x = static_cast<const float *>(inputs[0]);
+  if (x[0] == kHoldValue) {
+    held = true;
+    while (!letGo)
+      std::this_thread::yield();
+  }
   if (x[0] < 0)
     return mlcc_model_fail(MLCC_OUT_OF_RANGE,
                            "node 'g' (Gather): index -7 out of range [-5, 5)");
@@ -587,6 +600,56 @@ TEST_CASE("a failure inside the model passes through", "[runtime][model]") {
   CHECK(mlcc_model_run_with_arena(&kTwice, arena.data, 64, &t.in, &t.out) ==
         MLCC_OUT_OF_RANGE);
   CHECK(lastError() == "node 'g' (Gather): index -7 out of range [-5, 5)");
+}
+
+TEST_CASE("a context runs one call at a time", "[runtime][model]") {
+  Context shared, other;
+  TwiceTensors first;
+  first.x[0] = kHoldValue;
+  held = false;
+  letGo = false;
+  mlcc_status firstStatus = MLCC_INTERNAL;
+  std::thread runner([&] {
+    firstStatus = mlcc_model_run(&kTwice, shared.ctx, &first.in, &first.out);
+  });
+  while (!held)
+    std::this_thread::yield();
+
+  // The first call is inside the entry: a second one on its context is
+  // refused, through either run function, without entering the model.
+  TwiceTensors second;
+  int callsBefore = entryLog.calls;
+  CHECK(mlcc_model_run(&kTwice, shared.ctx, &second.in, &second.out) ==
+        MLCC_INVALID_ARGUMENT);
+  CHECK(lastError() ==
+        "mlcc_twice_run: the context is running a call on another thread; a "
+        "context runs one call at a time (create one per thread)");
+  const void *inputs[] = {second.x};
+  void *outputs[] = {second.y};
+  CHECK(mlcc_model_run_pointers(&kTwice, shared.ctx, inputs, outputs) ==
+        MLCC_INVALID_ARGUMENT);
+  CHECK(lastError().rfind("mlcc_twice_run_static: the context is running", 0) ==
+        0);
+  CHECK(entryLog.calls == callsBefore);
+  // Another context of the same model runs meanwhile.
+  CHECK(mlcc_model_run(&kTwice, other.ctx, &second.in, &second.out) == MLCC_OK);
+  CHECK(second.doubled());
+
+  letGo = true;
+  runner.join();
+  CHECK(firstStatus == MLCC_OK);
+  CHECK(first.doubled());
+  // Released after the run, and after a failed one too.
+  second.y[0] = 0;
+  CHECK(mlcc_model_run(&kTwice, shared.ctx, &second.in, &second.out) ==
+        MLCC_OK);
+  CHECK(second.doubled());
+  TwiceTensors failing;
+  failing.x[0] = -1;
+  CHECK(mlcc_model_run(&kTwice, shared.ctx, &failing.in, &failing.out) ==
+        MLCC_OUT_OF_RANGE);
+  CHECK(mlcc_model_run_pointers(&kTwice, shared.ctx, inputs, outputs) ==
+        MLCC_OK);
 }
 
 TEST_CASE("model_fail records text, not a format", "[runtime][model]") {
