@@ -85,6 +85,13 @@ Type GraphImporter::typeOf(const onnx::TypeProto &type,
     return UnrankedTensorType::get(elt);
   llvm::SmallVector<int64_t> dims;
   for (const auto &d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() < 0) {
+      if (!what.empty())
+        errors_.push_back(what + ": dim " + std::to_string(dims.size()) +
+                          " is " + std::to_string(d.dim_value()) +
+                          "; a dim_value cannot be negative");
+      return nullptr;
+    }
     if (d.has_dim_value()) {
       dims.push_back(d.dim_value());
     } else if (d.has_dim_param() && dims_.count(d.dim_param())) {
@@ -92,6 +99,14 @@ Type GraphImporter::typeOf(const onnx::TypeProto &type,
     } else {
       dims.push_back(ShapedType::kDynamic);
     }
+  }
+  ref::Shape counted;
+  for (int64_t d : dims)
+    counted.push_back(ShapedType::isDynamic(d) ? ref::kDynamic : d);
+  if (ref::Status s = ref::checkShapeFits(counted, dtype); s.failed()) {
+    if (!what.empty())
+      errors_.push_back(what + ": " + s.message());
+    return nullptr;
   }
   return RankedTensorType::get(dims, elt);
 }
@@ -214,7 +229,8 @@ Operation *GraphImporter::createOp(const onnx::NodeProto &node,
   const ref::KernelDef *kernel = ref::KernelRegistry::get().find(mnemonic.str());
   if (kernel && kernel->inferShapes && allRanked) {
     ref::Attrs plain = attrsFromList(attrs);
-    ref::Status s = kernel->inferShapes(plain, in, out);
+    ref::Status s =
+        ref::inferShapesChecked(kernel->inferShapes, plain, in, out);
     if (s.failed())
       inferError = s.message();
   }

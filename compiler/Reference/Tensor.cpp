@@ -3,10 +3,12 @@
 #include "mlcc/Reference/Tensor.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
-#include <utility>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace mlcc::ref {
 
@@ -184,14 +186,42 @@ uint16_t floatToBf16(float f) {
   return static_cast<uint16_t>((x + rounding) >> 16);
 }
 
-Tensor::Tensor(DType dtype, Shape shape)
-    : dtype_(dtype), shape_(std::move(shape)) {
-  size_t bytes = byteSize();
-  // 64-byte aligned, at least one line so data() is never null.
+/// Zeroed, 64-byte aligned storage for `bytes`, at least one line so that
+/// data() is never null; null when it cannot be had.
+static std::shared_ptr<uint8_t> zeroedStorage(size_t bytes) {
+  if (bytes > SIZE_MAX - 128)
+    return nullptr;
   size_t alloc = ((bytes + 63) / 64) * 64 + 64;
   void *p = std::aligned_alloc(64, alloc);
+  if (!p)
+    return nullptr;
   std::memset(p, 0, alloc);
-  storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(p), std::free);
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t *>(p), std::free);
+}
+
+Tensor::Tensor(DType dtype, Shape shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  storage_ = zeroedStorage(byteSize());
+  if (!storage_) {
+    // No status to return from a constructor; the kernels' outputs go
+    // through allocate() (allocateOutputs), so this is a temporary.
+    std::fprintf(stderr,
+                 "mlcc: error: out of memory: %zu bytes for a tensor of "
+                 "shape %s\n",
+                 byteSize(), shapeToString(shape_).c_str());
+    std::exit(1);
+  }
+}
+
+bool Tensor::allocate(DType dtype, Shape shape, Tensor &out) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.storage_ = zeroedStorage(t.byteSize());
+  if (!t.storage_)
+    return false;
+  out = std::move(t);
+  return true;
 }
 
 Tensor Tensor::fromBytes(DType dtype, Shape shape, const void *bytes) {

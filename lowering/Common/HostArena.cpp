@@ -179,10 +179,20 @@ Value HostBuilder::scratch(MemRefType type) {
   return newSlot(type, step, step);
 }
 
-void HostBuilder::finishArena() {
+LogicalResult HostBuilder::finishArena() {
+  // Every offset the planner gives is below the slots' sizes added up, so
+  // that sum bounds the arena: when it fits, no offset wraps around.
+  constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 62;
   std::vector<ArenaRequest> requests;
+  uint64_t total = 0;
   for (const Slot &s : slots) {
     requests.push_back({s.bytes, s.first, s.last});
+    uint64_t rounded = llvm::alignTo(s.bytes, alignment());
+    if (rounded < s.bytes || __builtin_add_overflow(total, rounded, &total) ||
+        total > kMaxArenaBytes)
+      return graph.emitError()
+             << "the intermediates need more than 2^62 bytes of arena; "
+                "no machine holds that";
     entryResult.intermediateBytes += s.bytes;
   }
   ArenaPlan plan = planArena(requests, alignment());
@@ -208,6 +218,7 @@ void HostBuilder::finishArena() {
   args[1] = weightsType;
   entry.setFunctionType(
       FunctionType::get(entry.getContext(), args, entry.getResultTypes()));
+  return success();
 }
 
 // A portable lowering's temporary buffers (memref.alloc/dealloc: a padded

@@ -367,7 +367,8 @@ LogicalResult HostBuilder::build() {
                 .getResult()
           : b.create<arith::ConstantIntOp>(currentLoc, 0, 32).getResult();
   b.create<func::ReturnOp>(currentLoc, status);
-  finishArena();
+  if (failed(finishArena()))
+    return failure();
 
   ModelInterface &iface = entryResult.interface;
   iface.name = modelName;

@@ -145,7 +145,9 @@ private:
   Value constantBuffer(Value v);
   Value dataBuffer(StringRef hint, std::vector<uint8_t> bytes,
                    MemRefType type);
-  void finishArena();
+  /// Places the slots; fails when they could not be placed in an arena
+  /// whose size fits in int64.
+  mlir::LogicalResult finishArena();
   void emitProfileHook(const std::string &what);
   void moveAllocationsToArena(Operation *after);
   /// The outermost scf.parallel nests (and linalg ops) a portable lowering

@@ -192,9 +192,13 @@ int runCompile(const CompileOptions &options) {
   ModelOptions model = options.model;
   // A batch left symbolic becomes a range on the CPU targets (RangeDim.h).
   if (model.dims.empty() && model.dataShapes.empty() && options.emit == "obj" &&
-      !isDeviceTarget(options))
-    if (std::optional<std::string> range = defaultDimRange(ctx, model))
+      !isDeviceTarget(options)) {
+    std::optional<std::string> range;
+    if (!defaultDimRange(ctx, model, range))
+      return 1;
+    if (range)
       model.dims.push_back(*range);
+  }
   ShapeVariants shapes;
   if (!loadShapeVariants(ctx, model, options.stats, shapes))
     return 1;

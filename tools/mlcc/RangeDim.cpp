@@ -62,14 +62,17 @@ bool findDimRange(const std::vector<std::string> &dims,
   return true;
 }
 
-std::optional<std::string> defaultDimRange(MLIRContext &ctx,
-                                           const ModelOptions &options) {
+bool defaultDimRange(MLIRContext &ctx, const ModelOptions &options,
+                     std::optional<std::string> &range) {
+  range.reset();
   ModelOptions imported = options;
   imported.pipeline = "none";
   OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, imported);
-  func::FuncOp main = module ? mainFunction(*module) : nullptr;
+  if (!module)
+    return false;
+  func::FuncOp main = mainFunction(*module);
   if (!main)
-    return std::nullopt;
+    return true;
   std::string batch;
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
     auto type = dyn_cast<RankedTensorType>(main.getArgument(i).getType());
@@ -84,12 +87,12 @@ std::optional<std::string> defaultDimRange(MLIRContext &ctx,
           llvm::StringRef(name).lower().find("batch") != std::string::npos ||
           name == "N";
       if (d != 0 || !batchLike || (!batch.empty() && batch != name))
-        return std::nullopt;
+        return true;
       batch = name;
     }
   }
   if (batch.empty())
-    return std::nullopt;
+    return true;
   std::fprintf(stderr,
                "mlcc: note: symbolic dim '%s' compiled as the range 1..%lld "
                "in chunks of %lld and 1 (a batch); --dim %s=N or "
@@ -97,8 +100,9 @@ std::optional<std::string> defaultDimRange(MLIRContext &ctx,
                batch.c_str(), static_cast<long long>(kDefaultBatchMax),
                static_cast<long long>(kDefaultBatchChunk), batch.c_str(),
                batch.c_str());
-  return batch + "=1.." + std::to_string(kDefaultBatchMax) + "," +
-         std::to_string(kDefaultBatchChunk);
+  range = batch + "=1.." + std::to_string(kDefaultBatchMax) + "," +
+          std::to_string(kDefaultBatchChunk);
+  return true;
 }
 
 bool describeRange(MLIRContext &ctx, const ModelOptions &oneOptions,

@@ -45,10 +45,12 @@ std::string rangeChunkValue();
 /// Whether `value` (one of a --dim's comma-separated values) is a range.
 bool isRangeValue(llvm::StringRef value);
 
-/// For a model with symbolic dims and no --dim: "NAME=1..64" when its only
-/// symbolic dims are one batch-like name (said on stderr), else nothing.
-std::optional<std::string> defaultDimRange(mlir::MLIRContext &ctx,
-                                           const ModelOptions &options);
+/// For a model with symbolic dims and no --dim: `range` is "NAME=1..64"
+/// when its only symbolic dims are one batch-like name (said on stderr),
+/// else nothing. False when the model does not import (its errors printed,
+/// once: the caller stops there).
+bool defaultDimRange(mlir::MLIRContext &ctx, const ModelOptions &options,
+                     std::optional<std::string> &range);
 
 /// Proves that the model `one` (compiled with `oneOptions`, whose --dim
 /// gives the range's dim 1) maps over the range's dim, and describes the

@@ -427,20 +427,29 @@ Status inferConvTransposeShape(const Attrs &attrs, const ValueInfo &x,
   MLCC_CHECK(outShape.empty() || outShape.size() == nd, op,
              ": output_shape has ", outShape.size(), " values, expected ", nd);
 
-  out = {x.shape[0], isDyn(w.shape[1]) ? kDynamic : w.shape[1] * group};
+  int64_t channels = kDynamic;
+  MLCC_CHECK(isDyn(w.shape[1]) || mulDims(w.shape[1], group, channels), op,
+             ": weight channels ", w.shape[1], " times group ", group,
+             " overflow int64");
+  out = {x.shape[0], channels};
   for (size_t i = 0; i < nd; ++i) {
     MLCC_CHECK(outPad[i] >= 0, op, ": output_padding must be >= 0");
     int64_t in = x.shape[i + 2];
     bool known = !isDyn(in) && !isDyn(kernel[i]);
-    int64_t full =
-        known ? win.strides[i] * (in - 1) + outPad[i] + win.span(i) : kDynamic;
-    int64_t o;
+    // strides * (in - 1) + output_padding + span, each step checked.
+    int64_t full = kDynamic;
+    MLCC_CHECK(!known || (mulDims(win.strides[i], in - 1, full) &&
+                          addDims(full, outPad[i], full) &&
+                          addDims(full, win.span(i), full)),
+               op, ": the output size of spatial dim ", i, " overflows int64");
+    int64_t o = kDynamic;
     if (!outShape.empty() || autoPad == AutoPad::SameUpper ||
         autoPad == AutoPad::SameLower) {
       if (!outShape.empty())
         o = outShape[i];
-      else
-        o = isDyn(in) ? kDynamic : in * win.strides[i];
+      MLCC_CHECK(
+          !outShape.empty() || isDyn(in) || mulDims(in, win.strides[i], o), op,
+          ": the output size of spatial dim ", i, " overflows int64");
       MLCC_CHECK(isDyn(o) || o >= 0, op, ": output_shape must be >= 0");
       if (known) {
         // A larger output than the full one gets zeros (+bias) at the end.

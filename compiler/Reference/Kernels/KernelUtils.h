@@ -6,11 +6,31 @@
 #include "mlcc/Reference/Kernel.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mlcc::ref {
 
 /// Adds two possibly-dynamic dims (or any arithmetic): kDynamic if either is.
 inline bool isDyn(int64_t d) { return d == kDynamic; }
+
+/// a * b and a + b for dims and counts: false when the result does not fit
+/// in int64 (a model's attributes and constants can say anything).
+inline bool mulDims(int64_t a, int64_t b, int64_t &out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+inline bool addDims(int64_t a, int64_t b, int64_t &out) {
+  return !__builtin_add_overflow(a, b, &out);
+}
+
+/// floor(v) as a dim: false when it is not finite or does not fit in int64.
+inline bool floorToDim(double v, int64_t &out) {
+  double f = std::floor(v);
+  // 2^63 is exact in double; every double below it converts.
+  if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0))
+    return false;
+  out = static_cast<int64_t>(f);
+  return true;
+}
 
 /// Numpy-style broadcast of two shapes. Dynamic dims stay dynamic unless the
 /// other side fixes them (a dim of 1 broadcasts to the other).

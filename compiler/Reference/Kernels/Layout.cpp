@@ -195,8 +195,15 @@ Status inferTile(const Attrs &, const std::vector<ValueInfo> &in,
              " repeats for an input of rank ", src.size());
   for (size_t i = 0; i < src.size(); ++i) {
     MLCC_CHECK(repeats[i] >= 0, "tile: negative repeat ", repeats[i]);
-    out[0].shape.push_back(
-        isDyn(src[i]) && repeats[i] != 0 ? kDynamic : src[i] * repeats[i]);
+    if (isDyn(src[i]) && repeats[i] != 0) {
+      out[0].shape.push_back(kDynamic);
+      continue;
+    }
+    int64_t d = 0;
+    MLCC_CHECK(mulDims(isDyn(src[i]) ? 0 : src[i], repeats[i], d), "tile: dim ",
+               i, " (", src[i], ") times its repeat ", repeats[i],
+               " overflows int64");
+    out[0].shape.push_back(d);
   }
   return Status::success();
 }
@@ -229,6 +236,13 @@ Status checkBlockInput(const char *op, const ValueInfo &x, int64_t block) {
   MLCC_CHECK(x.rank() == 4, op, ": input has rank ", x.rank(),
              ", expected rank 4 (NCHW)");
   MLCC_CHECK(block > 0, op, ": blocksize ", block, " must be positive");
+  // Every dim is multiplied by at most block^2 (mulDim below).
+  int64_t square = 0, scaled = 0;
+  MLCC_CHECK(mulDims(block, block, square), op, ": blocksize ", block,
+             " squared overflows int64");
+  for (int64_t d : x.shape)
+    MLCC_CHECK(isDyn(d) || mulDims(d, square, scaled), op, ": dim ", d,
+               " times blocksize^2 overflows int64");
   return Status::success();
 }
 

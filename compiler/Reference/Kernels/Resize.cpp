@@ -103,9 +103,11 @@ Status resolveSizes(const char *op, const ValueInfo &x, const ValueInfo *scales,
       double s = v.value->getDouble(i);
       MLCC_CHECK(s > 0, op, ": scales[", i, "] = ", s, " is not positive");
       p.scales[i] = s;
-      if (!isDyn(x.shape[i]))
-        p.outShape[i] = static_cast<int64_t>(
-            std::floor(static_cast<double>(x.shape[i]) * s));
+      MLCC_CHECK(
+          isDyn(x.shape[i]) ||
+              floorToDim(static_cast<double>(x.shape[i]) * s, p.outShape[i]),
+          op, ": dim ", i, " (", x.shape[i], ") times scales[", i, "] = ", s,
+          " overflows int64");
     } else {
       int64_t s = v.value->getInt(i);
       MLCC_CHECK(s >= 0, op, ": sizes[", i, "] = ", s, " is negative");

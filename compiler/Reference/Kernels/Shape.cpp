@@ -87,7 +87,8 @@ Status inferReshape(const Attrs &attrs, const std::vector<ValueInfo> &in,
     if (isDyn(d))
       knownDynamic = true;
     else
-      known *= d;
+      MLCC_CHECK(mulDims(known, d, known), "reshape: the dims of shape ",
+                 shapeToString(target), " multiply past int64");
   }
   int64_t total = productOf(src, 0, src.size());
   if (inferAt >= 0) {
@@ -321,11 +322,15 @@ Status rangeCount(DType t, const Tensor &start, const Tensor &limit,
     MLCC_CHECK(d != 0 && std::isfinite(s) && std::isfinite(l) &&
                    std::isfinite(d),
                "range: start, limit and delta must be finite, delta non-zero");
-    n = std::max<int64_t>(static_cast<int64_t>(std::ceil((l - s) / d)), 0);
+    MLCC_CHECK(floorToDim(std::ceil((l - s) / d), n),
+               "range: the element count overflows int64");
+    n = std::max<int64_t>(n, 0);
   } else {
     int64_t s = start.getInt(0), l = limit.getInt(0), d = delta.getInt(0);
     MLCC_CHECK(d != 0, "range: delta is zero");
-    int64_t span = l - s;
+    int64_t span = 0;
+    MLCC_CHECK(!__builtin_sub_overflow(l, s, &span),
+               "range: limit - start overflows int64");
     // Ceiling division that also rounds the right way for negative values.
     int64_t q = span / d;
     if (q * d != span && ((span > 0) == (d > 0)))

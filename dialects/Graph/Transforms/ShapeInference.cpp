@@ -57,7 +57,8 @@ LogicalResult refineResultTypes(Operation *op) {
     in[k] = valueInfoOf(v, storage[k]);
   }
   std::vector<ref::ValueInfo> out(op->getNumResults());
-  ref::Status s = kernel->inferShapes(attrsFromOp(op), in, out);
+  ref::Status s =
+      ref::inferShapesChecked(kernel->inferShapes, attrsFromOp(op), in, out);
   if (s.failed())
     return op->emitOpError() << s.message();
   for (unsigned k = 0; k < op->getNumResults(); ++k) {

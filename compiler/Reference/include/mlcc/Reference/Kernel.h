@@ -68,6 +68,19 @@ private:
   std::unordered_map<std::string, KernelDef> kernels_;
 };
 
+/// Whether a value of `shape` (kDynamic dims aside) and `dtype` can be
+/// counted: no negative dim, and its elements and bytes fit in int64. The
+/// message says which, with the shape ("shape [4294967296, 4294967296] of
+/// f32: its byte size overflows int64").
+Status checkShapeFits(const Shape &shape, DType dtype);
+
+/// inferShapes, then checkShapeFits on every result, so that no shape a
+/// model's attributes or constants make up reaches the compiler or the
+/// executor as a wrapped-around size ("result #0: shape ...").
+Status inferShapesChecked(ShapeFn inferShapes, const Attrs &attrs,
+                          const std::vector<ValueInfo> &inputs,
+                          std::vector<ValueInfo> &outputs);
+
 /// Runs the shape helper on the inputs' concrete shapes, then allocates the
 /// outputs. The common first step of a RunFn.
 Status allocateOutputs(ShapeFn inferShapes, const Attrs &attrs,

@@ -68,8 +68,13 @@ uint16_t floatToBf16(float f);
 class Tensor {
 public:
   Tensor() = default;
-  /// Zero-initialised tensor of the given type and shape.
+  /// Zero-initialised tensor of the given type and shape. Out of memory,
+  /// the process stops with a message (exit 1); allocate() is the form that
+  /// reports it.
   Tensor(DType dtype, Shape shape);
+  /// As the constructor; false, and `out` untouched, when the memory
+  /// cannot be had (a model's shapes can ask for terabytes).
+  static bool allocate(DType dtype, Shape shape, Tensor &out);
 
   template <typename T>
   static Tensor fromVector(DType dtype, Shape shape, const std::vector<T> &v) {
