@@ -1,9 +1,18 @@
 #!/bin/bash
 # Configures and builds mlcc in ./build (Release, Ninja, ccache).
+#   tools/build.sh --sanitize   the same in ./build-sanitize with ASan and
+#                               UBSan (MLCC_SANITIZE, see CMakeLists.txt);
+#                               tools/run-sanitized-tests.sh runs its tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Paths under the checkout hash as relative ones, so ccache hits survive a
 # fresh clone in another folder (CI).
 export CCACHE_BASEDIR="$PWD"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$(nproc)"
+dir=build
+flags=()
+if [ "${1:-}" = "--sanitize" ]; then
+  dir=build-sanitize
+  flags=(-DMLCC_SANITIZE=address,undefined)
+fi
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${flags[@]}" >/dev/null
+cmake --build "$dir" -j "$(nproc)"
