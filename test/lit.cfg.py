@@ -8,7 +8,8 @@ config.test_format = lit.formats.ShTest(True)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mlcc_binary_dir, "test")
-config.excludes = ["CMakeLists.txt", "unit", "conformance", "models", "Inputs", "metal"]
+config.excludes = ["CMakeLists.txt", "unit", "conformance", "models", "Inputs", "metal",
+                   "fuzz"]
 
 # Tools first: ours, then LLVM's FileCheck / not / count.
 config.environment["PATH"] = os.pathsep.join(
@@ -21,7 +22,10 @@ config.substitutions.append(
     ("%mlcc_runtime_include", os.path.join(config.mlcc_source_dir, "runtime", "include")))
 config.substitutions.append(
     ("%mlcc_runtime_lib", os.path.join(config.mlcc_binary_dir, "runtime", "libmlcc_runtime.a")))
-# The same runtime built with -fsanitize=address or =thread (runtime/CMakeLists.txt).
+# The same runtime built with -fsanitize=address or =thread (runtime/CMakeLists.txt),
+# by the build's C compiler: a program linking one is built by it too (%cc),
+# since gcc's and clang's sanitizer runtimes differ.
+config.substitutions.append(("%cc", config.mlcc_cc))
 for sanitizer in ("address", "thread"):
     config.substitutions.append(
         ("%%mlcc_runtime_%s_lib" % sanitizer,

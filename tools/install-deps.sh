@@ -10,7 +10,7 @@ packages=(
   zlib1g-dev libzstd-dev
   python3-onnx python3-numpy python3-torch python3-torchvision python3-sklearn
   mesa-vulkan-drivers libvulkan-dev spirv-tools vulkan-validationlayers
-  libspirv-cross-c-shared-dev clang-19
+  libspirv-cross-c-shared-dev clang-19 libclang-rt-19-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -64,6 +64,11 @@ public:
   /// `name` where that one is static.
   mlir::Type refineWithDeclared(mlir::Type inferred, const std::string &name);
 
+  /// Adds `tensor`'s declared byte size to the model's weights; false,
+  /// with an error naming `what`, when that takes them past
+  /// ImportOptions::maxWeightsBytes. Called before the tensor is read.
+  bool countWeights(const onnx::TensorProto &tensor, const std::string &what);
+
   /// Records an error about `node`.
   void nodeError(const onnx::NodeProto &node, const std::string &message);
 
@@ -131,6 +136,7 @@ private:
   std::string modelDir_;
   std::vector<std::string> &errors_;
   int64_t opset_ = 0;
+  int64_t weightsBytes_ = 0; ///< initializers and tensor attributes so far
   /// Types from the model's value_info, by value name.
   llvm::StringMap<const onnx::TypeProto *> typeHints_;
 };

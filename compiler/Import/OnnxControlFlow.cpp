@@ -372,22 +372,35 @@ Operation *GraphImporter::buildScanLoop(const onnx::NodeProto &node,
                     "outputs than states");
     return nullptr;
   }
+  if (body.input_size() != numIn) {
+    nodeError(node, "the Scan body takes " + std::to_string(body.input_size()) +
+                        " inputs, the "
+                        "node gives " +
+                        std::to_string(numIn));
+    return nullptr;
+  }
+  // Each scan input ranked, its axis inside its rank.
+  SmallVector<int64_t> axes;
+  for (int64_t j = 0; j < numScanIn; ++j) {
+    auto t = dyn_cast<RankedTensorType>(inputs[numState + j].getType());
+    int64_t axis = j < static_cast<int64_t>(inAxes.size()) ? inAxes[j] : 0;
+    if (t && axis < 0)
+      axis += t.getRank();
+    if (!t || axis < 0 || axis >= t.getRank()) {
+      nodeError(node, "scan input " + std::to_string(j) +
+                          (t ? " has no axis " + std::to_string(axis)
+                             : " must be ranked"));
+      return nullptr;
+    }
+    axes.push_back(axis);
+  }
   Location loc = locOf(node);
   OpBuilder &b = builder();
   auto i64 = scalarOf(b.getI64Type());
   // Trip count: the scan axis length of the first scan input.
-  auto axisOf = [&](int64_t j) -> int64_t {
-    int64_t axis = j < static_cast<int64_t>(inAxes.size()) ? inAxes[j] : 0;
-    if (axis < 0)
-      axis += cast<RankedTensorType>(inputs[numState + j].getType()).getRank();
-    return axis;
-  };
+  auto axisOf = [&](int64_t j) { return axes[j]; };
   Value first = inputs[numState];
-  auto firstType = dyn_cast<RankedTensorType>(first.getType());
-  if (!firstType) {
-    nodeError(node, "scan inputs must be ranked");
-    return nullptr;
-  }
+  auto firstType = cast<RankedTensorType>(first.getType());
   int64_t axis0 = axisOf(0);
   auto shapeType = RankedTensorType::get({firstType.getRank()}, b.getI64Type());
   Value shape = b.create<graph::ShapeOp>(loc, shapeType, first,

@@ -90,8 +90,12 @@ bool GraphImporter::expandFunction(const onnx::NodeProto &node,
 
   // Formal parameters map to the node's actual names; the body's own
   // values get a prefix unique to this node.
-  std::string prefix = "__" + (node.name().empty() ? node.output(0)
-                                                   : node.name()) + "/";
+  // (A node may have neither a name nor an output.)
+  std::string prefix = "__" +
+                       (!node.name().empty() ? node.name()
+                        : node.output_size() ? node.output(0)
+                                             : node.op_type()) +
+                       "/";
   std::map<std::string, std::string> rename;
   for (int i = 0; i < body.input_size(); ++i)
     rename[body.input(i)] = i < node.input_size() ? node.input(i) : "";

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 using namespace mlir;
@@ -191,6 +192,9 @@ bool GraphImporter::convertAttributes(
       break;
     }
     case onnx::AttributeProto::TENSOR: {
+      if (!countWeights(a.t(), "node '" + node.name() + "' (" + node.op_type() +
+                                   ") attribute '" + a.name() + "'"))
+        return false;
       ref::Tensor t;
       ref::Status s = onnxio::tensorFromProto(a.t(), modelDir_, t);
       if (s.failed()) {
@@ -264,7 +268,23 @@ Operation *GraphImporter::createOp(const onnx::NodeProto &node,
   state.addOperands(operands);
   state.addAttributes(attrs);
   state.addTypes(resultTypes);
-  return builder_.create(state);
+  Operation *op = builder_.create(state);
+  // The op's own verifier sees what the shape helper may not (a required
+  // attribute missing, one of the wrong kind): the model's mistake, told
+  // as this node's, not a module that fails to verify later.
+  std::string verifyError;
+  {
+    ScopedDiagnosticHandler capture(ctx_, [&](Diagnostic &diag) {
+      if (verifyError.empty())
+        verifyError = diag.str();
+      return success();
+    });
+    if (succeeded(verify(op, /*verifyRecursively=*/false)))
+      return op;
+  }
+  op->erase();
+  nodeError(node, verifyError);
+  return nullptr;
 }
 
 void GraphImporter::bindOutputs(const onnx::NodeProto &node, Operation *op,
@@ -412,6 +432,26 @@ Type GraphImporter::refineWithDeclared(Type inferred, const std::string &name) {
   return RankedTensorType::get(dims, type.getElementType());
 }
 
+bool GraphImporter::countWeights(const onnx::TensorProto &tensor,
+                                 const std::string &what) {
+  // Saturating: the dims are not checked yet (tensorFromProto does).
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t bytes = static_cast<int64_t>(
+      ref::dtypeSize(onnxio::dtypeFromOnnx(tensor.data_type())));
+  for (int64_t d : tensor.dims())
+    bytes = d <= 0 ? 0 : bytes > kMax / d ? kMax : bytes * d;
+  weightsBytes_ = bytes > kMax - weightsBytes_ ? kMax : weightsBytes_ + bytes;
+  if (options_.maxWeightsBytes <= 0 ||
+      weightsBytes_ <= options_.maxWeightsBytes)
+    return true;
+  errors_.push_back(
+      what + " (" + std::to_string(bytes) +
+      " bytes) takes the model's weights to " + std::to_string(weightsBytes_) +
+      " bytes, past the limit of " + std::to_string(options_.maxWeightsBytes) +
+      " (raise it with --max-weights-bytes)");
+  return false;
+}
+
 bool GraphImporter::importNodes(const onnx::GraphProto &graph,
                                 NameScope &scope) {
   for (const auto &vi : graph.value_info())
@@ -420,6 +460,8 @@ bool GraphImporter::importNodes(const onnx::GraphProto &graph,
     typeHints_[vi.name()] = &vi.type();
   bool ok = true;
   for (const auto &init : graph.initializer()) {
+    if (!countWeights(init, "initializer '" + init.name() + "'"))
+      return false;
     ref::Tensor t;
     ref::Status s = onnxio::tensorFromProto(init, modelDir_, t);
     if (s.failed()) {
@@ -537,21 +579,31 @@ OwningOpRef<ModuleOp> importOnnxModel(MLIRContext *ctx, const std::string &path,
   }
   std::stringstream buffer;
   buffer << in.rdbuf();
+  std::string dir = path.find('/') == std::string::npos
+                        ? "."
+                        : path.substr(0, path.find_last_of('/'));
+  return importOnnxModelBytes(ctx, buffer.str(), dir, "'" + path + "'", options,
+                              errors);
+}
+
+OwningOpRef<ModuleOp> importOnnxModelBytes(MLIRContext *ctx,
+                                           const std::string &bytes,
+                                           const std::string &baseDir,
+                                           const std::string &what,
+                                           const ImportOptions &options,
+                                           std::vector<std::string> &errors) {
   onnx::ModelProto model;
   // The parser stops at 100 nested messages (about 33 levels of If/Loop
   // bodies), which also bounds the importer's recursion into subgraphs.
-  if (!model.ParseFromString(buffer.str()) || !model.has_graph()) {
-    errors.push_back("'" + path +
-                     "' is not a valid ONNX model (truncated or corrupt "
+  if (!model.ParseFromString(bytes) || !model.has_graph()) {
+    errors.push_back(what +
+                     " is not a valid ONNX model (truncated or corrupt "
                      "file, or subgraphs nested deeper than protobuf's limit "
                      "of 100 messages?)");
     return nullptr;
   }
   ctx->loadDialect<graph::GraphDialect, func::FuncDialect>();
-  std::string dir = path.find('/') == std::string::npos
-                        ? "."
-                        : path.substr(0, path.find_last_of('/'));
-  onnximport::GraphImporter importer(ctx, options, dir, errors);
+  onnximport::GraphImporter importer(ctx, options, baseDir, errors);
   OwningOpRef<ModuleOp> module = importer.importModel(model);
   if (module && failed(verify(*module))) {
     errors.push_back("internal error: the imported module does not verify");

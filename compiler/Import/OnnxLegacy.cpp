@@ -28,17 +28,23 @@ Attribute takeAttr(SmallVectorImpl<NamedAttribute> &attrs, StringRef name) {
   return nullptr;
 }
 
-SmallVector<int64_t> intsOf(Attribute a) {
-  SmallVector<int64_t> v;
-  if (auto arr = dyn_cast_or_null<ArrayAttr>(a))
-    for (Attribute e : arr)
-      v.push_back(cast<IntegerAttr>(e).getInt());
-  return v;
+/// The values of an ints attribute; false when `a` is of another kind.
+bool intsOf(Attribute a, SmallVector<int64_t> &v) {
+  auto arr = dyn_cast<ArrayAttr>(a);
+  if (!arr)
+    return false;
+  for (Attribute e : arr) {
+    auto i = dyn_cast<IntegerAttr>(e);
+    if (!i)
+      return false;
+    v.push_back(i.getInt());
+  }
+  return true;
 }
 
-/// Element type of `v`, or null.
+/// Element type of `v`, or null (also for no value).
 Type elementTypeOf(Value v) {
-  if (auto t = dyn_cast<ShapedType>(v.getType()))
+  if (auto t = dyn_cast_or_null<ShapedType>(v ? v.getType() : Type()))
     return t.getElementType();
   return nullptr;
 }
@@ -51,15 +57,26 @@ bool GraphImporter::upgradeLegacyForm(const onnx::NodeProto &node,
                                       NameScope &scope, bool &handled) {
   const std::string &type = node.op_type();
   int64_t v = opset();
+  Value first = operands.empty() ? Value() : operands[0];
+  // The attributes come from the model: one of the wrong kind is its
+  // error (recorded here), never a cast that cannot hold.
+  bool kindsOk = true;
+  auto wrongKind = [&](StringRef name, const char *expected) {
+    nodeError(node, "attribute '" + name.str() + "' must be " + expected);
+    kindsOk = false;
+  };
   // Moves an ints attribute into operand slot `index` as an i64 constant,
   // filling skipped slots with none.
   auto attrToOperand = [&](StringRef name, size_t index, bool scalar = false) {
     Attribute a = takeAttr(attrs, name);
     if (!a)
       return;
+    SmallVector<int64_t> ints;
+    if (!intsOf(a, ints))
+      return wrongKind(name, "a list of ints");
     while (operands.size() < index)
       operands.push_back(none());
-    Value c = constI64(intsOf(a), scalar);
+    Value c = constI64(ints, scalar);
     if (operands.size() == index)
       operands.push_back(c);
     else
@@ -71,7 +88,10 @@ bool GraphImporter::upgradeLegacyForm(const onnx::NodeProto &node,
       return;
     while (operands.size() <= index)
       operands.push_back(none());
-    double value = cast<FloatAttr>(a).getValueAsDouble();
+    auto f = dyn_cast<FloatAttr>(a);
+    if (!f)
+      return wrongKind(name, "a float");
+    double value = f.getValueAsDouble();
     ref::DType dtype = ref::DType::F32;
     if (eltType && eltType.isF64())
       dtype = ref::DType::F64;
@@ -87,9 +107,9 @@ bool GraphImporter::upgradeLegacyForm(const onnx::NodeProto &node,
     attrToOperand("axes", 3);
   } else if (type == "Pad" && v < 11) {
     attrToOperand("pads", 1);
-    floatAttrToOperand("value", 2, elementTypeOf(operands[0]));
+    floatAttrToOperand("value", 2, elementTypeOf(first));
   } else if (type == "Clip" && v < 11) {
-    Type elt = elementTypeOf(operands[0]);
+    Type elt = elementTypeOf(first);
     floatAttrToOperand("min", 1, elt);
     floatAttrToOperand("max", 2, elt);
   } else if ((type == "Squeeze" || type == "Unsqueeze") && v < 13) {
@@ -99,8 +119,12 @@ bool GraphImporter::upgradeLegacyForm(const onnx::NodeProto &node,
   } else if (type == "Split" && v < 13) {
     attrToOperand("split", 1);
   } else if (type == "TopK" && v < 10) {
-    if (Attribute k = takeAttr(attrs, "k"))
-      operands.push_back(constI64({cast<IntegerAttr>(k).getInt()}));
+    if (Attribute k = takeAttr(attrs, "k")) {
+      if (auto i = dyn_cast<IntegerAttr>(k))
+        operands.push_back(constI64({i.getInt()}));
+      else
+        wrongKind("k", "an int");
+    }
   } else if (type == "Dropout" && v < 12) {
     takeAttr(attrs, "ratio"); // inference: dropout is the identity anyway
     takeAttr(attrs, "is_test");
@@ -116,9 +140,12 @@ bool GraphImporter::upgradeLegacyForm(const onnx::NodeProto &node,
       operands.insert(operands.begin() + 1, none());
   } else if (type == "Upsample" && v < 9) {
     Attribute scales = takeAttr(attrs, "scales");
-    if (scales) {
+    auto list = dyn_cast_or_null<ArrayAttr>(scales);
+    if (scales && (!list || !llvm::all_of(list, llvm::IsaPred<FloatAttr>)))
+      wrongKind("scales", "a list of floats");
+    else if (scales) {
       std::vector<float> s;
-      for (Attribute e : cast<ArrayAttr>(scales))
+      for (Attribute e : list)
         s.push_back(cast<FloatAttr>(e).getValueAsDouble());
       operands.push_back(constant(ref::Tensor::fromVector(
           ref::DType::F32, {static_cast<int64_t>(s.size())}, s)));
@@ -129,6 +156,14 @@ bool GraphImporter::upgradeLegacyForm(const onnx::NodeProto &node,
     // Before opset 13 these flatten the input to 2-D at `axis` (default 1)
     // and work on the second dim: flatten, apply on axis -1, reshape back.
     Attribute axisAttr = takeAttr(attrs, "axis");
+    if (axisAttr && !isa<IntegerAttr>(axisAttr)) {
+      wrongKind("axis", "an int");
+      return false;
+    }
+    if (operands.size() != 1 || node.output_size() != 1) {
+      nodeError(node, "expected one input and one output");
+      return false;
+    }
     int64_t axis = axisAttr ? cast<IntegerAttr>(axisAttr).getInt() : 1;
     OpBuilder &b = builder();
     auto flatAttr = b.getNamedAttr("axis", b.getI64IntegerAttr(axis));
@@ -158,7 +193,7 @@ bool GraphImporter::upgradeLegacyForm(const onnx::NodeProto &node,
     bindOutputs(node, back, scope);
     handled = true;
   }
-  return true;
+  return kindsOk;
 }
 
 } // namespace mlcc::onnximport

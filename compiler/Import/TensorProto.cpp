@@ -93,6 +93,23 @@ Status readExternalData(const onnx::TensorProto &proto,
   return Status::success();
 }
 
+// How many values the typed field that `dtype` is stored in holds.
+int64_t typedValueCount(const onnx::TensorProto &proto, DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return proto.float_data_size();
+  case DType::F64:
+    return proto.double_data_size();
+  case DType::I64:
+    return proto.int64_data_size();
+  case DType::U32:
+  case DType::U64:
+    return proto.uint64_data_size();
+  default: // half types (as bit patterns), the other integers and bool
+    return proto.int32_data_size();
+  }
+}
+
 } // namespace
 
 Status tensorFromProto(const onnx::TensorProto &proto,
@@ -119,68 +136,65 @@ Status tensorFromProto(const onnx::TensorProto &proto,
   if (count > kMaxBytes / static_cast<int64_t>(ref::dtypeSize(dtype)))
     return Status::error("tensor '", proto.name(), "' of shape ",
                          ref::shapeToString(shape), " is too large");
-  // External data is read (at most its file's size) and measured before
-  // the tensor is allocated: its dims may claim far more than the file has.
+  // Whatever holds the values is measured against the dims before the
+  // tensor is allocated: 20 bytes of file may claim gigabytes of dims.
+  int64_t expectedBytes = count * static_cast<int64_t>(ref::dtypeSize(dtype));
   std::string external;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    // Read (at most its file's size) and then measured.
     MLCC_RETURN_IF_ERROR(readExternalData(proto, baseDir, external));
-    int64_t expected = count * static_cast<int64_t>(ref::dtypeSize(dtype));
-    if (static_cast<int64_t>(external.size()) != expected)
+    if (static_cast<int64_t>(external.size()) != expectedBytes)
       return Status::error("tensor '", proto.name(), "' of shape ",
                            ref::shapeToString(shape), " has ", external.size(),
-                           " bytes of external data, expected ", expected);
-  }
-  Tensor t(dtype, shape);
-  int64_t n = t.numel();
-  auto checkCount = [&](int64_t have) -> Status {
-    if (have != n)
+                           " bytes of external data, expected ", expectedBytes);
+  } else if (proto.has_raw_data()) {
+    if (static_cast<int64_t>(proto.raw_data().size()) != expectedBytes)
       return Status::error("tensor '", proto.name(), "' of shape ",
-                           ref::shapeToString(shape), " holds ", have,
-                           " values, expected ", n);
-    return Status::success();
-  };
+                           ref::shapeToString(shape), " has ",
+                           proto.raw_data().size(), " raw bytes, expected ",
+                           expectedBytes);
+  } else if (int64_t have = typedValueCount(proto, dtype); have != count) {
+    return Status::error("tensor '", proto.name(), "' of shape ",
+                         ref::shapeToString(shape), " holds ", have,
+                         " values, expected ", count);
+  }
+  Tensor t;
+  if (!Tensor::allocate(dtype, shape, t))
+    return Status::error("tensor '", proto.name(), "' of shape ",
+                         ref::shapeToString(shape), ": out of memory (",
+                         expectedBytes, " bytes)");
+  int64_t n = t.numel();
 
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     std::memcpy(t.raw(), external.data(), t.byteSize());
   } else if (proto.has_raw_data()) {
-    const std::string &raw = proto.raw_data();
-    if (raw.size() != t.byteSize())
-      return Status::error("tensor '", proto.name(), "' of shape ",
-                           ref::shapeToString(shape), " has ", raw.size(),
-                           " raw bytes, expected ", t.byteSize());
-    std::memcpy(t.raw(), raw.data(), raw.size());
+    std::memcpy(t.raw(), proto.raw_data().data(), t.byteSize());
   } else {
     switch (dtype) {
     case DType::F32:
-      MLCC_RETURN_IF_ERROR(checkCount(proto.float_data_size()));
       std::copy(proto.float_data().begin(), proto.float_data().end(),
                 t.data<float>());
       break;
     case DType::F64:
-      MLCC_RETURN_IF_ERROR(checkCount(proto.double_data_size()));
       std::copy(proto.double_data().begin(), proto.double_data().end(),
                 t.data<double>());
       break;
     case DType::I64:
-      MLCC_RETURN_IF_ERROR(checkCount(proto.int64_data_size()));
       std::copy(proto.int64_data().begin(), proto.int64_data().end(),
                 t.data<int64_t>());
       break;
     case DType::U32:
     case DType::U64:
-      MLCC_RETURN_IF_ERROR(checkCount(proto.uint64_data_size()));
       for (int64_t i = 0; i < n; ++i)
         t.setInt(i, static_cast<int64_t>(proto.uint64_data(i)));
       break;
     case DType::F16:
     case DType::BF16:
       // Half types travel as their bit patterns in int32_data.
-      MLCC_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
       for (int64_t i = 0; i < n; ++i)
         t.data<uint16_t>()[i] = static_cast<uint16_t>(proto.int32_data(i));
       break;
     default: // the remaining integer types and bool use int32_data
-      MLCC_RETURN_IF_ERROR(checkCount(proto.int32_data_size()));
       for (int64_t i = 0; i < n; ++i)
         t.setInt(i, proto.int32_data(i));
       break;

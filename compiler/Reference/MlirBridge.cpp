@@ -108,7 +108,7 @@ ref::Status tensorFromElementsAttr(ElementsAttr attr, ref::Tensor &out) {
       if (dense.isSplat()) {
         for (int64_t i = 0; i < t.numel(); ++i)
           std::memcpy(t.data<char>() + i * elt, raw.data(), elt);
-      } else {
+      } else if (t.byteSize() != 0) { // an empty one may have no data
         std::memcpy(t.raw(), raw.data(), t.byteSize());
       }
     }

@@ -93,7 +93,12 @@ static mlcc_status checkTensorDesc(const char *fn, const char *kind,
                                "%s: %s %u ('%s') has max_dims", fn, kind, index,
                                t->name);
   for (int32_t i = 0; i < t->rank; ++i) {
-    bool bounded = t->max_dims && t->dims[i] == -1 && t->max_dims[i] >= 0;
+    if (t->max_dims && t->max_dims[i] < 0)
+      return mlcc_last_error_set(
+          MLCC_INVALID_ARGUMENT,
+          "%s: %s %u ('%s') has a negative max_dims %d (%lld)", fn, kind, index,
+          t->name, (int)i, (long long)t->max_dims[i]);
+    bool bounded = t->max_dims && t->dims[i] == -1;
     if (t->dims[i] < (dynamic || bounded ? -1 : 0))
       return mlcc_last_error_set(
           MLCC_INVALID_ARGUMENT,
@@ -142,14 +147,16 @@ static mlcc_status checkVariant(const char *fn, const mlcc_model_desc *desc,
                                "%s: variant %u of the model descriptor has no "
                                "entry or too large an arena",
                                fn, (unsigned)v);
+  // Never NULL, even when every rank is 0: the run functions step through
+  // it tensor by tensor.
   const int64_t *dims = variant->dims;
+  if (!dims)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: variant %u of the model descriptor has "
+                               "no dims",
+                               fn, (unsigned)v);
   for (uint32_t i = 0; i < desc->num_inputs + desc->num_outputs; ++i) {
     mlcc_model_tensor_desc t = *tensorAt(desc, i);
-    if (t.rank > 0 && !dims)
-      return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
-                                 "%s: variant %u of the model descriptor has "
-                                 "no dims",
-                                 fn, (unsigned)v);
     for (int32_t d = 0; d < t.rank; ++d)
       if (t.dims[d] >= 0 && t.dims[d] != dims[d])
         return mlcc_last_error_set(
@@ -228,6 +235,25 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
     if (status != MLCC_OK)
       return status;
   }
+  // Where a CPU model's entry leaves the extents of its bounded outputs:
+  // aligned int64s inside the arena, as the compiler places them.
+  uint64_t outputRanks = 0;
+  bool bounded = false;
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    outputRanks += (uint64_t)desc->outputs[i].rank;
+    bounded |= desc->outputs[i].max_dims != NULL;
+  }
+  if (bounded && !desc->device &&
+      (desc->output_dims_offset % sizeof(int64_t) != 0 ||
+       desc->output_dims_offset > desc->arena_bytes ||
+       outputRanks >
+           (desc->arena_bytes - desc->output_dims_offset) / sizeof(int64_t)))
+    return mlcc_last_error_set(
+        MLCC_INVALID_ARGUMENT,
+        "%s: the model descriptor's output dims (offset %llu) are not "
+        "aligned inside its arena of %llu bytes",
+        fn, (unsigned long long)desc->output_dims_offset,
+        (unsigned long long)desc->arena_bytes);
   for (uint32_t v = 0; v < desc->num_variants; ++v) {
     mlcc_status status = checkVariant(fn, desc, v);
     if (status != MLCC_OK)

@@ -36,6 +36,7 @@ struct ModelOptions {
   std::string calibration = "minmax";
   int calibrationSamples = 0;
   double maxLayerError = 0.05; // CalibrationOptions::maxLayerError
+  int64_t maxWeightsBytes = ImportOptions::kDefaultMaxWeightsBytes;
 };
 
 struct CompileOptions {

@@ -103,6 +103,7 @@ OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
   }
   import.inputShapes = options.dataShapes;
   import.batchDefaultsToOne = options.batchDefaultsToOne;
+  import.maxWeightsBytes = options.maxWeightsBytes;
   std::vector<std::string> chosen;
   import.chosenDims = &chosen;
   std::vector<std::string> errors;

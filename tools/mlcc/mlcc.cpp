@@ -68,6 +68,13 @@ static void addModelOptions(CLI::App *cmd, ModelOptions &o) {
   cmd->add_option("--calibration-samples", o.calibrationSamples,
                   "Calibration sets to use, in name order (0: all)")
       ->capture_default_str();
+  cmd->add_option("--max-weights-bytes", o.maxWeightsBytes,
+                  "Refuse a model whose initializers and Constant values "
+                  "declare more than this, before reading them (32GiB by "
+                  "default; units: KiB/MiB/GiB or k/M/G, 1024-based; 0: no "
+                  "limit)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::NonNegativeNumber);
 }
 
 int main(int argc, char **argv) {

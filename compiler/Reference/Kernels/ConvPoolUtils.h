@@ -114,13 +114,22 @@ inline Status windowOutputDims(const char *op, AutoPad autoPad, bool ceilMode,
   for (size_t i = 0; i < in.size(); ++i) {
     if (isDyn(in[i]) || isDyn(w.kernel[i]))
       continue;
-    int64_t s = w.strides[i], span = w.span(i);
+    // Attributes come from the model: a kernel, dilation or pad near
+    // 2^63 must be an error, not a window that wraps around.
+    int64_t s = w.strides[i], span = 0, padded = 0;
+    MLCC_CHECK(mulDims(w.kernel[i] - 1, w.dilations[i], span) &&
+                   addDims(span, 1, span),
+               op, ": the dilated kernel of spatial dim ", i,
+               " overflows int64");
     switch (autoPad) {
     case AutoPad::NotSet:
     case AutoPad::Valid: {
       if (autoPad == AutoPad::Valid)
         w.padBegin[i] = w.padEnd[i] = 0;
-      int64_t room = in[i] + w.padBegin[i] + w.padEnd[i] - span;
+      MLCC_CHECK(addDims(in[i], w.padBegin[i], padded) &&
+                     addDims(padded, w.padEnd[i], padded),
+                 op, ": spatial dim ", i, " plus its pads overflows int64");
+      int64_t room = padded - span;
       MLCC_CHECK(room >= 0, op, ": window of extent ", span,
                  " does not fit spatial dim ", i, " of size ", in[i],
                  " plus its pads");
@@ -132,7 +141,10 @@ inline Status windowOutputDims(const char *op, AutoPad autoPad, bool ceilMode,
     case AutoPad::SameUpper:
     case AutoPad::SameLower: {
       out[i] = ceilDiv(in[i], s);
-      int64_t total = std::max<int64_t>(0, (out[i] - 1) * s + span - in[i]);
+      int64_t reach = 0;
+      MLCC_CHECK(mulDims(out[i] - 1, s, reach) && addDims(reach, span, reach),
+                 op, ": the windows of spatial dim ", i, " overflow int64");
+      int64_t total = std::max<int64_t>(0, reach - in[i]);
       // The odd pad goes to the end for SAME_UPPER, the start for SAME_LOWER.
       int64_t small = total / 2;
       w.padBegin[i] = autoPad == AutoPad::SameUpper ? small : total - small;

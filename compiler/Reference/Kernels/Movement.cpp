@@ -39,7 +39,13 @@ Status inferConcat(const Attrs &attrs, const std::vector<ValueInfo> &in,
     for (int64_t d = 0; d < rank; ++d) {
       int64_t dim = x.shape[d];
       if (d == axis) {
-        shape[d] = isDyn(shape[d]) || isDyn(dim) ? kDynamic : shape[d] + dim;
+        if (isDyn(shape[d]) || isDyn(dim))
+          shape[d] = kDynamic;
+        else
+          MLCC_CHECK(addDims(shape[d], dim, shape[d]),
+                     "concat: the sizes "
+                     "along axis ",
+                     axis, " add up past int64");
         continue;
       }
       if (isDyn(shape[d]))
@@ -324,7 +330,12 @@ Status inferPad(const Attrs &attrs, const std::vector<ValueInfo> &in,
     int64_t dim = in[0].shape[d];
     if (isDyn(dim))
       continue;
-    int64_t size = dim + pads[d] + pads[rank + d];
+    int64_t size = 0;
+    MLCC_CHECK(addDims(dim, pads[d], size) &&
+                   addDims(size, pads[rank + d], size),
+               "pad: dimension ", d, " (", dim,
+               ") plus its pads overflows "
+               "int64");
     MLCC_CHECK(size >= 0, "pad: negative pads remove more than dimension ", d,
                " (", dim, ") holds");
     MLCC_CHECK(mode == "constant" || dim > 0 || size == 0, "pad: mode ", mode,

@@ -103,9 +103,12 @@ double reflectCoord(double c, double twiceLow, double twiceHigh) {
     return 0;
   double mn = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
   c = std::fabs(c - mn);
+  if (!std::isfinite(c))
+    return c; // NaN stays NaN, an infinity is clipped by the caller
   double extra = std::fmod(c, span);
-  int64_t flips = static_cast<int64_t>(std::floor(c / span));
-  return flips % 2 == 0 ? extra + mn : span - extra + mn;
+  // The parity in double: a grid value far out has more flips than int64.
+  double flips = std::floor(c / span);
+  return std::fmod(flips, 2.0) == 0 ? extra + mn : span - extra + mn;
 }
 
 /// Applies the padding mode to a pixel coordinate.

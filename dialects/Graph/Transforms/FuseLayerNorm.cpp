@@ -180,8 +180,10 @@ void matchAffine(Match &m, int64_t rank, int64_t cols, Type elementType) {
   auto step = [&](Value &param, bool isMul) {
     Value y = m.last->getResult(0);
     Operation *user = soleUser(y);
-    if (!user || user->getResult(0).getType() != xType ||
-        !(isMul ? isa<MulOp>(user) : isa<AddOp>(user)))
+    // The kind first: the sole user may be the return, which has no
+    // result to look at.
+    if (!user || !(isMul ? isa<MulOp>(user) : isa<AddOp>(user)) ||
+        user->getResult(0).getType() != xType)
       return;
     Value c = otherOperand(user, y);
     if (!isAffineParameter(c, rank, cols, elementType))

@@ -119,7 +119,8 @@ std::vector<std::pair<mlir::Value, mlir::Value>> insertQuantizedCopies(
 QuantizationReport
 insertQuantDequant(mlir::func::FuncOp func,
                    const llvm::DenseMap<mlir::Value, ActivationRange> &ranges,
-                   const llvm::DenseMap<mlir::Operation *, double> &errors = {},
+                   const llvm::DenseMap<mlir::Operation *, double> &errors =
+                       llvm::DenseMap<mlir::Operation *, double>(),
                    double maxError = INFINITY);
 
 } // namespace mlcc::graph

@@ -39,9 +39,9 @@ static int32_t twiceEntry(void *arena, const void *weights,
 
 static const int64_t twiceDims[2] = {2, 3};
 static const mlcc_model_tensor_desc twiceInputs[1] = {
-    {"x", twiceDims, 2, MLCC_DTYPE_F32}};
+    {"x", twiceDims, 2, MLCC_DTYPE_F32, NULL}};
 static const mlcc_model_tensor_desc twiceOutputs[1] = {
-    {"y", twiceDims, 2, MLCC_DTYPE_F32}};
+    {"y", twiceDims, 2, MLCC_DTYPE_F32, NULL}};
 static const mlcc_model_desc twiceModel = {
     .abi_version = MLCC_MODEL_ABI_VERSION,
     .num_inputs = 1,

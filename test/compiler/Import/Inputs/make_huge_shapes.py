@@ -66,6 +66,20 @@ save("conv_transpose_overflow",
 save("depth_to_space_overflow",
      [helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=1 << 32, name="d2s")],
      [helper.make_tensor_value_info("x", f, [1, 4, 1, 1])], [y])
+# A dilation, pads, or the sizes along a concat's axis that overflow.
+save("conv_dilation_overflow",
+     [helper.make_node("Conv", ["x", "w"], ["y"], dilations=[1 << 62], name="conv")],
+     [helper.make_tensor_value_info("x", f, [1, 1, 8])], [y],
+     [numpy_helper.from_array(np.ones((1, 1, 3), np.float32), "w")])
+save("pad_overflow",
+     [helper.make_node("Pad", ["x", "p"], ["y"], name="pad")],
+     [x1], [y], [i64("p", [(1 << 63) - 1, 0])])
+u8 = TensorProto.UINT8
+save("concat_overflow",
+     [helper.make_node("Concat", ["a", "b"], ["y"], axis=0, name="concat")],
+     [helper.make_tensor_value_info("a", u8, [1 << 62]),
+      helper.make_tensor_value_info("b", u8, [1 << 62])],
+     [helper.make_tensor_value_info("y", u8, None)])
 
 # Intermediates of 3 * 2^60 bytes, two alive at once: each fits in int64,
 # the arena they need does not.

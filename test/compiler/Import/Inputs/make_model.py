@@ -102,6 +102,20 @@ def gelu_opset20():
         [vi("x", F, [2, 3])], [vi("z", F, None)], opset=20)
 
 
+def concat_without_axis():
+    # Found by the onnx-import fuzzer: the op's verifier needs the axis.
+    return model([helper.make_node("Concat", ["a", "b"], ["y"], name="cat")],
+                 [vi("a", F, [2]), vi("b", F, [3])], [vi("y", F, None)])
+
+
+def legacy_wrong_kinds():
+    # Attributes of the wrong kind in opset-9 forms the importer rewrites.
+    return model(
+        [helper.make_node("Slice", ["x"], ["s"], name="slice", starts=[0.5], ends=[1]),
+         helper.make_node("Softmax", ["s"], ["y"], name="softmax", axis=1.5)],
+        [vi("x", F, [2, 3])], [vi("y", F, None)], opset=9)
+
+
 def external_data():
     m = conv_relu()
     path = os.path.dirname(os.path.abspath(sys.argv[2]))
@@ -112,7 +126,8 @@ def external_data():
 
 CASES = {f.__name__: f for f in [conv_relu, symbolic_reshape, unknown_ops, missing_input,
                                  legacy_slice, if_capture, external_data, gelu_opset20,
-                                 nested_if_20, nested_if_300]}
+                                 nested_if_20, nested_if_300, concat_without_axis,
+                                 legacy_wrong_kinds]}
 
 if __name__ == "__main__":
     m = CASES[sys.argv[1]]()

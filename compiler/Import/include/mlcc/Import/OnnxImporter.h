@@ -28,6 +28,11 @@ struct ImportOptions {
   /// unnamed dim) for each dim that inputShapes or batchDefaultsToOne
   /// fixed, for the user to see.
   std::vector<std::string> *chosenDims = nullptr;
+  /// The most bytes the initializers and tensor attributes (Constant
+  /// values) may declare together (`mlcc compile --max-weights-bytes`);
+  /// a model past it is refused before its tensors are read. 0: no limit.
+  int64_t maxWeightsBytes = kDefaultMaxWeightsBytes;
+  static constexpr int64_t kDefaultMaxWeightsBytes = int64_t(32) << 30;
 };
 
 /// Imports the model at `path` into a module with one function, @main, whose
@@ -37,6 +42,15 @@ struct ImportOptions {
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxModel(mlir::MLIRContext *ctx, const std::string &path,
                 const ImportOptions &options, std::vector<std::string> &errors);
+
+/// As importOnnxModel for a model file's bytes already in memory: external
+/// data is read relative to `baseDir`, and `what` names the model in
+/// messages ("'model.onnx'").
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxModelBytes(mlir::MLIRContext *ctx, const std::string &bytes,
+                     const std::string &baseDir, const std::string &what,
+                     const ImportOptions &options,
+                     std::vector<std::string> &errors);
 
 } // namespace mlcc
 

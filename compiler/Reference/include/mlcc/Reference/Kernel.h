@@ -70,7 +70,7 @@ private:
 
 /// Whether a value of `shape` (kDynamic dims aside) and `dtype` can be
 /// counted: no negative dim, and its elements and bytes fit in int64. The
-/// message says which, with the shape ("shape [4294967296, 4294967296] of
+/// message says which, with the shape ("shape [4294967296x4294967296] of
 /// f32: its byte size overflows int64").
 Status checkShapeFits(const Shape &shape, DType dtype);
 
