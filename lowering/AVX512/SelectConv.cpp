@@ -1,9 +1,10 @@
 //===- SelectConv.cpp - Conv -> AVX-512 direct convolution kernels --------===//
 //
-// f32 2-D convolution, dense (group 1) or depthwise, with constant weights
-// (packed now into OIhw16i16o) and explicit pads: the input is reordered to
-// NCHW16c in a scratch buffer, the generated kernel runs, and the output is
-// reordered back.
+// f32 2-D convolution, dense (group 1), depthwise or grouped, with constant
+// weights (packed now into OIhw16i16o) and explicit pads: the input is
+// reordered to NCHW16c in a scratch buffer, the generated kernel runs, and
+// the output is reordered back. A grouped conv runs the dense kernel over
+// chunks of groups whose channels fill whole blocks (groupedConvChunk).
 //
 // graph.fused_conv's epilogue runs on the accumulators: bias, the residual
 // Z read in NCHW16c (usually an earlier conv's output, blocked already),
@@ -19,12 +20,18 @@
 #include "SelectionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 
 namespace mlcc::avx512 {
 
 namespace {
+
+/// The most groups one dense kernel computes together (the FLOPs it does
+/// per useful one): RegNet's groups of 8 channels take 2, of 4 take 4; a
+/// conv needing more (groups of 1 or 2 channels) stays portable.
+constexpr int64_t kMaxGroupsPerChunk = 8;
 
 /// Fills the spec's geometry from the op; false for what the kernel does
 /// not cover.
@@ -57,8 +64,101 @@ bool planConv(Operation *op, ConvSpec &spec) {
   for (int i = 0; i < 4 && !pads.empty() && autoPad == "NOTSET"; ++i)
     spec.pads[i] = pads[i];
   spec.group = intAttr(op, "group", 1);
-  bool depthwise = spec.group == spec.c && spec.oc == spec.c && w[1] == 1;
-  return spec.group == 1 ? w[1] == spec.c : depthwise && spec.group > 1;
+  if (spec.group == 1)
+    return w[1] == spec.c;
+  if (spec.group == spec.c && spec.oc == spec.c && w[1] == 1)
+    return true; // depthwise
+  return spec.group > 1 && spec.c % spec.group == 0 &&
+         w[1] == spec.c / spec.group &&
+         groupedConvChunk(spec.c, spec.oc, spec.group, kMaxGroupsPerChunk) > 0;
+}
+
+bool isDepthwiseSpec(const ConvSpec &spec) {
+  return spec.group > 1 && spec.group == spec.c && spec.oc == spec.c;
+}
+
+/// A grouped conv: images x chunks of groups (groupedConvChunk) over the
+/// pool, each a dense kernel call at offsets into the blocked input and
+/// output, the packed weights (packGroupedConvWeights) and the bias; a last
+/// chunk of fewer groups has a kernel of its own.
+LogicalResult emitGroupedConv(Operation *op, OpLoweringContext &ctx,
+                              const ConvSpec &spec, int64_t groupsPerChunk,
+                              ArrayRef<Value> fields) {
+  const int64_t cg = spec.c / spec.group, ocg = spec.oc / spec.group;
+  const int64_t chunks = (spec.group + groupsPerChunk - 1) / groupsPerChunk;
+  const int64_t tailGroups = spec.group - (chunks - 1) * groupsPerChunk;
+  auto generate = [&](int64_t groups, StringRef suffix, std::string &symbol) {
+    ConvSpec part = spec;
+    part.n = 1;
+    part.group = 1;
+    part.c = groups * cg;
+    part.oc = groups * ocg;
+    std::vector<uint8_t> code;
+    if (ref::Status s = generateConv(part, code); s.failed()) {
+      op->emitError() << s.message();
+      return false;
+    }
+    symbol = ctx.addKernel(spec.name + suffix.str(), std::move(code));
+    return true;
+  };
+  std::string chunkKernel, tailKernel;
+  if (!generate(groupsPerChunk, "_groups", chunkKernel) ||
+      (tailGroups != groupsPerChunk &&
+       !generate(tailGroups, "_last_groups", tailKernel)))
+    return failure();
+  int64_t oh, ow;
+  (void)convOutputSize(spec, oh, ow);
+  // Byte offsets per chunk (whole blocks when there are several) and per
+  // image; src, weights, bias, dst, residual (laid out as dst).
+  const int64_t blockFloats = kConvBlock * 4;
+  const int64_t srcChunk = groupsPerChunk * cg / kConvBlock * spec.h * spec.w *
+                           blockFloats,
+                srcImage = convBlocks(spec.c) * spec.h * spec.w * blockFloats;
+  const int64_t dstChunk =
+                    groupsPerChunk * ocg / kConvBlock * oh * ow * blockFloats,
+                dstImage = convBlocks(spec.oc) * oh * ow * blockFloats;
+  const int64_t weightChunk =
+      packedConvWeightsSize(groupsPerChunk * ocg, groupsPerChunk * cg,
+                            spec.kernel[0], spec.kernel[1]) *
+      4;
+  const int64_t chunkBytes[] = {srcChunk, weightChunk,
+                                spec.bias ? groupsPerChunk * ocg * 4 : 0,
+                                dstChunk, spec.residual ? dstChunk : 0};
+  const int64_t imageBytes[] = {srcImage, 0, 0, dstImage,
+                                spec.residual ? dstImage : 0};
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  auto i64 = [&](int64_t c) -> Value {
+    return b.create<arith::ConstantIntOp>(loc, c, 64);
+  };
+  ctx.parallelFor(spec.n * chunks, fields, [&](Value i, ValueRange f) {
+    Value image = b.create<arith::DivUIOp>(loc, i, i64(chunks));
+    Value chunk = b.create<arith::RemUIOp>(loc, i, i64(chunks));
+    SmallVector<Value> args;
+    for (auto [k, field] : llvm::enumerate(f)) {
+      Value at = field;
+      if (chunkBytes[k] != 0)
+        at = b.create<arith::AddIOp>(
+            loc, at, b.create<arith::MulIOp>(loc, chunk, i64(chunkBytes[k])));
+      if (imageBytes[k] != 0 && spec.n > 1)
+        at = b.create<arith::AddIOp>(
+            loc, at, b.create<arith::MulIOp>(loc, image, i64(imageBytes[k])));
+      args.push_back(at);
+    }
+    if (tailKernel.empty()) {
+      ctx.callKernel(chunkKernel, args);
+      return;
+    }
+    Value last = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, chunk,
+                                         i64(chunks - 1));
+    auto isLast = b.create<scf::IfOp>(loc, last, /*withElse=*/true);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&isLast.getThenRegion().front());
+    ctx.callKernel(tailKernel, args);
+    b.setInsertionPointToStart(&isLast.getElseRegion().front());
+    ctx.callKernel(chunkKernel, args);
+  });
+  return success();
 }
 
 /// On a pool of several threads, the output channel blocks are split over
@@ -164,17 +264,29 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   if (activation)
     spec.epilogue.push_back(act);
 
+  const bool grouped = spec.group != 1 && !isDepthwiseSpec(spec);
+  const int64_t groupsPerChunk =
+      grouped
+          ? groupedConvChunk(spec.c, spec.oc, spec.group, kMaxGroupsPerChunk)
+          : 0;
   std::vector<float> packed;
-  if (spec.group == 1)
+  if (grouped)
+    packGroupedConvWeights(w.data(), spec.oc, spec.c, spec.kernel[0],
+                           spec.kernel[1], spec.group, groupsPerChunk, packed);
+  else if (spec.group == 1)
     packConvWeights(w.data(), spec.oc, spec.c, spec.kernel[0], spec.kernel[1],
                     packed);
   else
     packDepthwiseConvWeights(w.data(), spec.c, spec.kernel[0], spec.kernel[1],
                              packed);
-  std::vector<uint8_t> code;
-  if (ref::Status s = generateConv(spec, code); s.failed())
-    return failed(op, s);
-  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+  // The grouped conv's kernels are generated per chunk below.
+  std::string symbol;
+  if (!grouped) {
+    std::vector<uint8_t> code;
+    if (ref::Status s = generateConv(spec, code); s.failed())
+      return failed(op, s);
+    symbol = ctx.addKernel(spec.name, std::move(code));
+  }
 
   // The input in NCHW16c (a previous conv's output already is); the output
   // stays blocked until an op needs it plain.
@@ -200,7 +312,10 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   // 1.8 ms on two; ResNet-50's 7x7 stem 2.7 -> 3.4 ms).
   bool splittable = convBlocks(spec.oc) >= 2 &&
                     (spec.group != 1 || spec.c >= kConvBlock);
-  if (spec.n != 1 || !splittable) {
+  if (grouped) {
+    if (failed(emitGroupedConv(op, ctx, spec, groupsPerChunk, fields)))
+      return TargetLowering::Failed;
+  } else if (spec.n != 1 || !splittable) {
     ctx.callKernel(symbol, fields);
   } else if (failed(emitThreadedConv(op, ctx, spec, symbol, fields))) {
     return TargetLowering::Failed;

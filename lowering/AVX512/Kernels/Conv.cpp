@@ -51,6 +51,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <numeric>
 
 namespace mlcc::avx512 {
 
@@ -595,6 +596,38 @@ void packConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
               (i % kConvBlock) * kConvBlock + o % kConvBlock;
           packed[at] = w[((o * c + i) * kh + y) * kw + x];
         }
+}
+
+int64_t groupedConvChunk(int64_t c, int64_t oc, int64_t group,
+                         int64_t maxGroupsPerChunk) {
+  if (group < 2 || c % group != 0 || oc % group != 0)
+    return 0;
+  int64_t cg = c / group, ocg = oc / group;
+  int64_t k = std::lcm(kConvBlock / std::gcd(kConvBlock, cg),
+                       kConvBlock / std::gcd(kConvBlock, ocg));
+  k = std::min(k, group);
+  return k <= maxGroupsPerChunk ? k : 0;
+}
+
+void packGroupedConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
+                            int64_t kw, int64_t group, int64_t groupsPerChunk,
+                            std::vector<float> &packed) {
+  const int64_t cg = c / group, ocg = oc / group, taps = kh * kw;
+  packed.clear();
+  std::vector<float> dense, part;
+  for (int64_t first = 0; first < group; first += groupsPerChunk) {
+    int64_t groups = std::min(groupsPerChunk, group - first);
+    int64_t chunkC = groups * cg, chunkOC = groups * ocg;
+    dense.assign(static_cast<size_t>(chunkOC * chunkC * taps), 0.0f);
+    for (int64_t o = 0; o < chunkOC; ++o) {
+      // Output channel o of the chunk reads input channels (o / ocg) * cg..
+      const float *src = w + (first * ocg + o) * cg * taps;
+      std::copy(src, src + cg * taps,
+                dense.begin() + (o * chunkC + (o / ocg) * cg) * taps);
+    }
+    packConvWeights(dense.data(), chunkOC, chunkC, kh, kw, part);
+    packed.insert(packed.end(), part.begin(), part.end());
+  }
 }
 
 void packDepthwiseConvWeights(const float *w, int64_t c, int64_t kh, int64_t kw,

@@ -96,6 +96,23 @@ void packConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
 void packDepthwiseConvWeights(const float *w, int64_t c, int64_t kh, int64_t kw,
                               std::vector<float> &packed);
 
+/// A grouped conv (1 < group, not depthwise) runs as dense kernels over
+/// chunks of `groupsPerChunk` consecutive groups: a chunk's input and output
+/// channels are whole NCHW16c blocks, and its weight is the dense
+/// [k OC/G, k C/G] one with zeros off the groups' diagonal. k is the least
+/// count for which both channel counts are multiples of 16 (at most the
+/// group count; a last chunk may hold fewer groups); the kernel does k times
+/// the conv's FLOPs. 0 when k is above `maxGroupsPerChunk`.
+int64_t groupedConvChunk(int64_t c, int64_t oc, int64_t group,
+                         int64_t maxGroupsPerChunk);
+
+/// Packs w [OC, C / group, KH, KW] as consecutive chunks of groupsPerChunk
+/// groups (the last may hold fewer), each packed by packConvWeights from its
+/// block-diagonal dense weight; `packed` is resized.
+void packGroupedConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
+                            int64_t kw, int64_t group, int64_t groupsPerChunk,
+                            std::vector<float> &packed);
+
 inline int64_t convBlocks(int64_t c) {
   return (c + kConvBlock - 1) / kConvBlock;
 }
