@@ -2,9 +2,11 @@
 //
 // f32 2-D convolution, dense (group 1), depthwise or grouped, with constant
 // weights (packed now into OIhw16i16o) and explicit pads: the input is
-// reordered to NCHW16c in a scratch buffer, the generated kernel runs, and
-// the output is reordered back. A grouped conv runs the dense kernel over
-// chunks of groups whose channels fill whole blocks (groupedConvChunk).
+// reordered to NCHW16c in a scratch buffer (a stem's few channels are read
+// plain), the generated kernel runs, and the output stays blocked for the
+// ops that take it so, reordered back only for those that do not. A grouped
+// conv runs the dense kernel over chunks of groups whose channels fill whole
+// blocks (groupedConvChunk).
 //
 // graph.fused_conv's epilogue runs on the accumulators: bias, the residual
 // Z read in NCHW16c (usually an earlier conv's output, blocked already),
@@ -263,6 +265,10 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   Operation *activation = fusableActivation(y, ctx, act);
   if (activation)
     spec.epilogue.push_back(act);
+  // A stem conv on few channels reads its plain input (a model input, so
+  // not blocked yet) rather than a reorder into blocks of mostly padding.
+  spec.plainInput =
+      spec.group == 1 && spec.c < kConvBlock && !state.blocked.contains(x);
 
   const bool grouped = spec.group != 1 && !isDepthwiseSpec(spec);
   const int64_t groupsPerChunk =
@@ -288,10 +294,11 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
     symbol = ctx.addKernel(spec.name, std::move(code));
   }
 
-  // The input in NCHW16c (a previous conv's output already is); the output
-  // stays blocked until an op needs it plain.
+  // The input in NCHW16c (a previous conv's output already is) unless it is
+  // read plain; the output stays blocked until an op needs it plain.
   OpBuilder &b = ctx.builder();
-  Value xBlocked = blockedOperand(x, ctx, state);
+  Value xBuffer =
+      spec.plainInput ? ctx.buffer(x) : blockedOperand(x, ctx, state);
   auto yType = MemRefType::get(shapeOf(y), b.getF32Type());
   Value yBlocked =
       ctx.allocate(blockedType(yType), activation ? activation->getResult(0) : y);
@@ -302,7 +309,7 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   Value residualAddress =
       residual ? ctx.address(blockedOperand(residual, ctx, state))
                : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
-  SmallVector<Value> fields{ctx.address(xBlocked), weights, biasAddress,
+  SmallVector<Value> fields{ctx.address(xBuffer), weights, biasAddress,
                             ctx.address(yBlocked), residualAddress};
   // mlcc_conv_args: src, weights, bias, dst, residual.
   // Splitting by output blocks loses the whole kernel's reuse of each input

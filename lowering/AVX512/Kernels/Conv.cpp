@@ -25,6 +25,11 @@
 // channel blocks, kernel rows; kernel columns and input channels are
 // unrolled.
 //
+// A stem conv (few input channels, ConvSpec::plainInput) reads X in plain
+// NCHW: the same loops with a pixel step of 4 bytes and a channel step of
+// one plane, so the model's input needs no reorder into blocks that would be
+// mostly padding (3 of 16 lanes for RGB: 5x the bytes to write and read).
+//
 // The epilogue, on the accumulators: + bias, + the residual (read from
 // args->residual at Y's offsets: the stack keeps residual - dst, so the
 // address is Y's pointer plus that), then the elementwise ops.
@@ -98,6 +103,8 @@ Status validate(const ConvSpec &spec) {
   MLCC_CHECK(spec.group == 1 || isDepthwise(spec), name, ": group ", spec.group,
              " is not supported (only 1, or depthwise: group == "
              "C == OC)");
+  MLCC_CHECK(!spec.plainInput || spec.group == 1, name,
+             ": a plain NCHW input is supported for group 1 only");
   for (int i = 0; i < 2; ++i) {
     MLCC_CHECK(spec.kernel[i] >= 1, name, ": kernel dim ", spec.kernel[i],
                " must be positive");
@@ -205,7 +212,18 @@ private:
   int64_t kh() const { return spec_.kernel[0]; }
   int64_t kw() const { return spec_.kernel[1]; }
   int64_t cb() const { return convBlocks(spec_.c); }
+  /// 16 input channels' plane: a channel block, blocked or plain.
   int64_t srcPlaneBytes() const { return spec_.h * spec_.w * kBlockBytes; }
+  /// One input pixel's step and one input channel's within a block.
+  int64_t srcPixelBytes() const { return spec_.plainInput ? 4 : kBlockBytes; }
+  int64_t srcChannelBytes() const {
+    return spec_.plainInput ? spec_.h * spec_.w * 4 : 4;
+  }
+  int64_t srcRowBytes() const { return spec_.w * srcPixelBytes(); }
+  int64_t srcImageBytes() const {
+    return spec_.plainInput ? spec_.c * spec_.h * spec_.w * 4
+                            : cb() * srcPlaneBytes();
+  }
   int64_t dstPlaneBytes() const { return oh_ * ow_ * kBlockBytes; }
   bool depthwise() const { return isDepthwise(spec_); }
   /// Weight bytes of one kernel tap: 16 x 16, or 16 for depthwise.
@@ -282,7 +300,8 @@ void ConvKernel::taps(int ics, int nb, const PixelBlock &b) {
         int64_t col =
             i * spec_.strides[1] - spec_.pads[1] + x * spec_.dilations[1];
         Xbyak::RegExp src =
-            regSrcKh_ + static_cast<int>(col * kBlockBytes + ic * 4);
+            regSrcKh_ +
+            static_cast<int>(col * srcPixelBytes() + ic * srcChannelBytes());
         if (nb == 1) {
           vfmadd231ps(acc(i, 0, nb), Xbyak::Zmm(wBase), ptr_b[src]);
           continue;
@@ -302,7 +321,7 @@ void ConvKernel::channelBlocks(int64_t count, int ics, int nb, int64_t khLo,
                                int64_t khHi, const PixelBlock &b) {
   if (count == 0 || ics == 0)
     return;
-  const int64_t rowBytes = spec_.w * kBlockBytes;
+  const int64_t rowBytes = srcRowBytes();
   const int64_t nkh = khHi - khLo;
   Xbyak::Label cbLoop;
   if (count > 1) {
@@ -412,14 +431,14 @@ void ConvKernel::pixelBlocks(int nb, bool masked, int64_t khLo, int64_t khHi) {
     const PixelBlock &b = blocks[first];
     lea(regSrcBlock_,
         ptr[regSrcRow_ +
-            static_cast<int>(b.ow0 * spec_.strides[1] * kBlockBytes)]);
+            static_cast<int>(b.ow0 * spec_.strides[1] * srcPixelBytes())]);
     lea(regDstBlock_, ptr[regDstRow_ + static_cast<int>(b.ow0 * kBlockBytes)]);
     const int64_t count = static_cast<int64_t>(last - first);
     stackLoop(count, kBlockCounter, [&] {
       microkernel(nb, masked, khLo, khHi, b);
       if (count > 1) {
         add(regSrcBlock_,
-            static_cast<int>(b.width * spec_.strides[1] * kBlockBytes));
+            static_cast<int>(b.width * spec_.strides[1] * srcPixelBytes()));
         add(regDstBlock_, b.width * kBlockBytes);
       }
     });
@@ -442,7 +461,7 @@ void ConvKernel::rows(int nb, bool masked) {
     return lo < hi ? std::make_pair(lo, hi)
                    : std::make_pair(int64_t(0), int64_t(0));
   };
-  const int64_t rowBytes = spec_.w * kBlockBytes;
+  const int64_t rowBytes = srcRowBytes();
   for (int64_t first = 0; first < oh_;) {
     auto r = range(first);
     int64_t last = first + 1;
@@ -524,7 +543,7 @@ void ConvKernel::generate() {
     if (tailBlocks)
       groups(1, tailBlocks, /*masked=*/rem != 0);
     if (spec_.n > 1 && !depthwise())
-      add(regSrcImage_, static_cast<int>(cb() * srcPlaneBytes()));
+      add(regSrcImage_, static_cast<int>(srcImageBytes()));
   });
   add(rsp, kFrameBytes);
   postamble();

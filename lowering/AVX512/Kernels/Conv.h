@@ -63,6 +63,9 @@ struct ConvSpec {
   /// 1, or C == OC for a depthwise conv (weights from
   /// packDepthwiseConvWeights).
   int64_t group = 1;
+  /// X in plain NCHW instead of NCHW16c (group 1 only): for a stem conv on
+  /// a model input with few channels, whose blocks would be mostly padding.
+  bool plainInput = false;
   /// Add args->bias[oc] before the epilogue.
   bool bias = false;
   /// Then add args->residual, a blocked tensor like Y (graph.fused_conv's

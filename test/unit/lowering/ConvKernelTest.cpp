@@ -152,7 +152,8 @@ void check(const ConvSpec &spec, size_t offset = 0) {
             << "," << spec.pads[2] << "," << spec.pads[3]
             << " d=" << spec.dilations[0] << "," << spec.dilations[1]
             << " bias=" << spec.bias << " ops=" << spec.epilogue.size()
-            << " blockWidth=" << spec.blockWidth);
+            << " blockWidth=" << spec.blockWidth
+            << " plainInput=" << spec.plainInput);
   const int64_t kh = spec.kernel[0], kw = spec.kernel[1];
   const int64_t cg = spec.c / spec.group; // input channels per output
   std::vector<float> x = randomValues(spec.n * spec.c * spec.h * spec.w, 1);
@@ -172,7 +173,8 @@ void check(const ConvSpec &spec, size_t offset = 0) {
 
   std::vector<float> want = refConv(spec, x, w, bias);
   std::vector<float> got =
-      runCode(generate(spec), spec, blockInput(spec, x), packed, bias, offset);
+      runCode(generate(spec), spec, spec.plainInput ? x : blockInput(spec, x),
+              packed, bias, offset);
   int64_t oh = 0, ow = 0;
   REQUIRE(convOutputSize(spec, oh, ow).ok());
   REQUIRE(static_cast<int64_t>(want.size()) == spec.n * spec.oc * oh * ow);
@@ -346,6 +348,50 @@ TEST_CASE("conv: 7x7 stride 2 pad 3 stem, C = 3", "[lowering][avx512][conv]") {
   c.bias = true;
   c.relu = true;
   check(c);
+}
+
+// X read as it is in NCHW (a stem on a model input): channel counts below,
+// at and past one block (a whole block then a tail, both strided by planes),
+// batches (images C planes apart), strides, pads, dilation, block widths.
+TEST_CASE("conv: plain NCHW input", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  const std::pair<int64_t, int64_t> channels[] = {
+      {1, 8}, {3, 64}, {4, 24}, {16, 16}, {19, 40}};
+  for (auto [ci, co] : channels)
+    for (int64_t stride : {1, 2}) {
+      Case c;
+      c.n = 2;
+      c.c = ci;
+      c.oc = co;
+      c.h = 9;
+      c.w = 13;
+      c.stride = stride;
+      c.pad = 1;
+      c.bias = true;
+      c.relu = true;
+      ConvSpec spec = specOf(c);
+      spec.plainInput = true;
+      check(spec);
+    }
+  Case c;
+  c.c = 3;
+  c.oc = 64;
+  c.h = 30;
+  c.w = 32;
+  c.k = 7;
+  c.stride = 2;
+  c.pad = 3;
+  for (int width : {0, 1, 5, 14}) {
+    ConvSpec spec = specOf(c);
+    spec.plainInput = true;
+    spec.blockWidth = width;
+    check(spec);
+  }
+  c.k = 3;
+  c.dilation = 2;
+  ConvSpec spec = specOf(c);
+  spec.plainInput = true;
+  check(spec);
 }
 
 TEST_CASE("conv: 5x5 pad 2 and dilation 2", "[lowering][avx512][conv]") {
@@ -662,6 +708,10 @@ TEST_CASE("conv: bad specs are errors", "[lowering][avx512][conv]") {
   s.group = 16;
   s.oc = 32; // a channel multiplier of 2 is not depthwise here
   fails(s, "group");
+  s = ok;
+  s.group = s.c = s.oc = 16;
+  s.plainInput = true; // depthwise reads blocked input only
+  fails(s, "plain");
   s = ok;
   s.kernel[1] = 0;
   fails(s, "kernel dim");
