@@ -98,6 +98,12 @@ bool planGemmEpilogue(Operation *op, OpLoweringContext &ctx,
   return true;
 }
 
+bool useAmx(const lowering::CpuTarget &cpu, bool bf16, int64_t m, int64_t k) {
+  const uint64_t amx =
+      MLCC_CPU_AMX_TILE | (bf16 ? MLCC_CPU_AMX_BF16 : MLCC_CPU_AMX_INT8);
+  return cpu.has(amx) && m >= 16 && k >= (bf16 ? 32 : 64);
+}
+
 bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
                      const Int8GemmPlan &plan, bool threaded,
                      Int8GemmKernels &out) {
@@ -115,6 +121,9 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
   Int8GemmSpec &spec = out.spec;
   spec.name = nodeName(op);
   spec.bf16 = plan.bf16;
+  spec.amx = plan.amx && !packed.rowSums && !plan.aBlockStride;
+  if (spec.amx && plan.signedA)
+    amxCompensation(packed, plan.k, plan.n);
   spec.m = plan.m;
   spec.n = plan.n;
   spec.k = plan.k;

@@ -54,6 +54,10 @@ struct Int8GemmPlan {
   int64_t batches = 1;
   /// bf16 x bf16 (Int8GemmSpec::bf16): B in bFloat, A a bf16 buffer.
   bool bf16 = false;
+  /// The product may run on AMX tiles (useAmx); prepareInt8Gemm still
+  /// keeps the VNNI kernel where the tiles cannot read A (a blocked A) or
+  /// the kernel needs A's row sums.
+  bool amx = false;
   std::vector<float> bFloat; // K x N
   mlir::Value a, result;
   bool signedA = false;
@@ -75,6 +79,12 @@ struct Int8GemmPlan {
   mlir::Value residual;
   std::vector<EltwiseOp> epilogue;
 };
+
+/// Whether a product of M rows and K of A's elements (bf16, else 8-bit)
+/// goes on AMX tiles: the --cpu has AMX-INT8 (AMX-BF16), and there are a
+/// tile's 16 rows and one 64-byte step of K at least (below that the
+/// tiles are mostly idle and VNNI is as fast).
+bool useAmx(const lowering::CpuTarget &cpu, bool bf16, int64_t m, int64_t k);
 
 /// What a gemm (alpha into plan.scale, beta * its bias) or an fc (bias,
 /// residual, fused activation) adds after the product; plan.n is set.

@@ -132,6 +132,7 @@ TargetLowering selectQdqGemm(Operation *op, OpLoweringContext &ctx,
              !planRuntimeB(op->getOperand(0), op->getOperand(1), plan)) {
     return TargetLowering::Declined;
   }
+  plan.amx = useAmx(state.cpu, /*bf16=*/false, plan.m, plan.k);
   return emitInt8Gemm(op, ctx, plan);
 }
 

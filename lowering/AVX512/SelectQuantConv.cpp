@@ -50,6 +50,9 @@ struct ConvGeometry {
   /// The input is gathered from NCHW whatever its channels: a weight packed
   /// at run time is read in its own (c, kh, kw) order.
   bool plainInput = false;
+  /// The GEMM runs on AMX tiles, whose loads take 64 contiguous bytes of
+  /// a row: 1x1 convs gather their rows too.
+  bool amx = false;
 };
 
 /// Group 1, 2-D, explicit pads (or VALID), the result's shape as ONNX
@@ -97,8 +100,8 @@ bool blockedInput(const ConvGeometry &g) {
 
 /// Whether the GEMM reads its rows straight from the blocked input.
 bool inPlaceInput(const ConvGeometry &g) {
-  return blockedInput(g) && g.kh == 1 && g.kw == 1 && g.strides[0] == 1 &&
-         g.strides[1] == 1 &&
+  return blockedInput(g) && !g.amx && g.kh == 1 && g.kw == 1 &&
+         g.strides[0] == 1 && g.strides[1] == 1 &&
          llvm::all_of(g.pads, [](int64_t p) { return p == 0; });
 }
 
@@ -454,6 +457,15 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   Int8GemmPlan plan;
   Value residual;
   bool planned = false;
+  // The geometry is planned first: whether the GEMM goes on tiles decides
+  // how its rows are read.
+  auto amxFor = [&](bool bf16) {
+    ArrayRef<int64_t> ys = shapeOf(op->getResult(0)),
+                      ws = shapeOf(op->getOperand(1));
+    return ys.size() == 4 && ws.size() == 4 &&
+           useAmx(state.cpu, bf16, ys[2] * ys[3], ws[1] * ws[2] * ws[3]);
+  };
+  g.amx = amxFor(/*bf16=*/false);
   if (vnni)
     planned = name == "conv_integer" ? planConvInteger(op, ctx, g, plan)
               : name == "qlinear_conv"
@@ -463,11 +475,13 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
       (name == "conv" || name == "fused_conv")) {
     plan = Int8GemmPlan();
     residual = Value();
+    g.amx = amxFor(/*bf16=*/true);
     planned = planBf16Conv(op, ctx, g, plan, residual);
   }
   if (!planned || plan.k == 0)
     return TargetLowering::Declined;
   plan.residual = residual;
+  plan.amx = g.amx;
   Int8GemmKernels kernels;
   if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))
     return TargetLowering::Failed;

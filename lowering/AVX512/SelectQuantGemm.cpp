@@ -119,6 +119,7 @@ TargetLowering selectQuantGemm(Operation *op, OpLoweringContext &ctx,
                                           : planQLinearMatmul(op, ctx, plan);
   if (!planned)
     return TargetLowering::Declined;
+  plan.amx = useAmx(state.cpu, /*bf16=*/false, plan.m, plan.k);
   return emitInt8Gemm(op, ctx, plan);
 }
 

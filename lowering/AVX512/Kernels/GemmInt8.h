@@ -38,6 +38,12 @@
 // the same panel layout with groups of 2), vdpbf16ps into f32
 // accumulators, then the Float epilogue (scale, bias, residual, ops).
 //
+// With AMX (Int8GemmSpec::amx, GemmAmx.cpp) the products of each 64 bytes
+// of k run on tiles instead (tdpbusd, tdpbssd for an s8 A, tdpbf16ps):
+// the packed panels are already AMX's B tiles (16 groups of k by 16
+// columns, 64 bytes a row); the K tail past the last whole 64 bytes, the
+// epilogue and the stores are the VNNI kernel's.
+//
 // Signature: void kernel(const mlcc_int8_gemm_args *args) (KernelABI.h).
 //
 //===----------------------------------------------------------------------===//
@@ -72,6 +78,10 @@ struct Int8GemmSpec {
   std::string name = "gemm_int8";
   /// bf16 x bf16 with f32 accumulators (vdpbf16ps) instead of u8 x s8.
   bool bf16 = false;
+  /// AMX tiles (AMX-INT8, or AMX-BF16 with bf16) for the bulk of K. Not
+  /// with row sums or a blocked A; an s8 A needs its compensation moved
+  /// (amxCompensation).
+  bool amx = false;
   int64_t m = 0, n = 0, k = 0;
   /// Elements between rows of A and of C; 0 means dense (k, n).
   int64_t lda = 0, ldc = 0;
@@ -123,6 +133,11 @@ PackedInt8B packInt8B(const int32_t *b, int64_t k, int64_t n, bool bUnsigned,
                       const std::vector<float> &scale,
                       const std::vector<float> &bias,
                       const std::vector<int32_t> &intBias = {});
+
+/// Moves the compensation of `packed` (packInt8B with signedA) to an AMX
+/// kernel, which multiplies the s8 A of the whole 64-byte steps of K as it
+/// is (tdpbssd) and the K tail flipped to u8 as the VNNI kernel does.
+void amxCompensation(PackedInt8B &packed, int64_t k, int64_t n);
 
 /// f32 -> bf16, rounded to nearest even (as vcvtneps2bf16).
 uint16_t toBf16(float v);

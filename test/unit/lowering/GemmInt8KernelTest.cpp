@@ -47,6 +47,10 @@ struct Case {
   /// [K/16][M][16] (aBlockStride), C and R as [ceil(N/16)][M][16]
   /// (cBlockStride), whose padding lanes must come out 0.
   bool blocked = false;
+  /// With `blocked`: A stays dense, as a gathered patch matrix is.
+  bool denseA = false;
+  /// The AMX kernel (Int8GemmSpec::amx).
+  bool amx = false;
 };
 
 struct Data {
@@ -92,11 +96,14 @@ void check(const Case &c, uint32_t seed) {
   INFO("M=" << c.m << " N=" << c.n << " K=" << c.k << " signedA=" << c.signedA
             << " unsignedB=" << c.unsignedB << " za=" << c.za
             << " zb[0]=" << c.zb[0] << " output=" << int(c.output)
-            << " blocked=" << c.blocked);
+            << " blocked=" << c.blocked << " amx=" << c.amx);
   Data d = randomData(c, seed);
   PackedInt8B packed = packInt8B(d.b.data(), c.k, c.n, c.unsignedB, c.zb, c.za,
                                  c.signedA, d.scale, d.bias);
+  if (c.amx && c.signedA)
+    amxCompensation(packed, c.k, c.n);
   Int8GemmSpec spec;
+  spec.amx = c.amx;
   spec.m = c.m;
   spec.n = c.n;
   spec.k = c.k;
@@ -106,9 +113,13 @@ void check(const Case &c, uint32_t seed) {
   spec.residual = c.residual;
   spec.outputZero = c.outputZero;
   const int64_t blocks = (c.n + 15) / 16;
-  if (c.blocked) {
-    spec.lda = spec.ldc = 16;
+  const bool blockedA = c.blocked && !c.denseA;
+  if (blockedA) {
+    spec.lda = 16;
     spec.aBlockStride = c.m * 16;
+  }
+  if (c.blocked) {
+    spec.ldc = 16;
     spec.cBlockStride = c.m * 16;
   }
   std::vector<uint8_t> code = generateCode(generateInt8Gemm, spec);
@@ -120,7 +131,7 @@ void check(const Case &c, uint32_t seed) {
     return size_t(c.blocked ? ((j / 16) * c.m + i) * 16 + j % 16 : i * c.n + j);
   };
   std::vector<uint8_t> aBytes(d.a.begin(), d.a.end());
-  if (c.blocked)
+  if (blockedA)
     for (int64_t i = 0; i < c.m; ++i)
       for (int64_t kk = 0; kk < c.k; ++kk)
         aBytes[((kk / 16) * c.m + i) * 16 + kk % 16] =
@@ -307,8 +318,10 @@ namespace {
 /// The bf16 kernel (Int8GemmSpec::bf16) against sums in double of the
 /// bf16-rounded operands: f32 accumulation, so within 1e-5 of the sum of
 /// the products' magnitudes. A bf16 at run time, C f32 (+ bias, residual).
-void checkBf16(int64_t m, int64_t n, int64_t k, bool residual, uint32_t seed) {
-  INFO("bf16 M=" << m << " N=" << n << " K=" << k << " residual=" << residual);
+void checkBf16(int64_t m, int64_t n, int64_t k, bool residual, uint32_t seed,
+               bool amx = false) {
+  INFO("bf16 M=" << m << " N=" << n << " K=" << k << " residual=" << residual
+                 << " amx=" << amx);
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0, 1);
   auto bf16 = [](float v) {
@@ -332,6 +345,7 @@ void checkBf16(int64_t m, int64_t n, int64_t k, bool residual, uint32_t seed) {
   PackedInt8B packed = packBf16B(b.data(), k, n, {}, bias);
   Int8GemmSpec spec;
   spec.bf16 = true;
+  spec.amx = amx;
   spec.m = m;
   spec.n = n;
   spec.k = k;
@@ -376,4 +390,116 @@ TEST_CASE("bf16 gemm: every tail, bias and residual", "[avx512][bf16]") {
     for (int64_t n : {1, 16, 17, 70})
       for (int64_t k : {1, 2, 3, 8, 33})
         checkBf16(m, n, k, (m + n + k) % 2 == 0, seed++);
+}
+
+// The AMX kernels: M around the 16-row tiles and 32-row blocks (a tail
+// block of one or two tiles), N around the 16-column panels and 2-panel
+// blocks, K around the 64-byte tile step (no step, a K tail of 1-3 bytes
+// past whole steps).
+TEST_CASE("amx int8 gemm: every tail and output", "[avx512][int8][amx]") {
+  MLCC_SKIP_WITHOUT_AMX("amx-int8", "amx_int8");
+  uint32_t seed = 500;
+  for (int64_t m : {1, 15, 16, 17, 32, 33, 50, 70})
+    for (int64_t n : {1, 16, 17, 33, 70})
+      for (int64_t k : {3, 64, 65, 130, 256}) {
+        Case c{m, n, k, false, false, 0, {0}, Int8GemmOutput::Int32};
+        c.amx = true;
+        check(c, seed++);
+      }
+  for (int64_t m : {7, 33, 64})
+    for (int64_t k : {63, 128, 199}) {
+      auto amx = [](Case c) {
+        c.amx = true;
+        return c;
+      };
+      check(amx({m, 40, k, false, false, 117, {0}, Int8GemmOutput::Int32}),
+            seed++);
+      check(amx({m, 40, k, true, false, -9, {0}, Int8GemmOutput::Int32}),
+            seed++);
+      check(amx({m, 33, k, true, true, 5, {128}, Int8GemmOutput::U8}), seed++);
+      check(amx({m, 50, k, false, false, 7, {0}, Int8GemmOutput::S8, false,
+                 -3}),
+            seed++);
+      check(amx({m, 20, k, true, false, 3, {0}, Int8GemmOutput::Float, true}),
+            seed++);
+    }
+}
+
+TEST_CASE("amx int8 gemm: blocked C", "[avx512][int8][amx]") {
+  MLCC_SKIP_WITHOUT_AMX("amx-int8", "amx_int8");
+  // Dense A (a gathered patch matrix) into NCHW16c C, as the convs run.
+  uint32_t seed = 600;
+  for (int64_t m : {9, 49, 100})
+    for (int64_t n : {16, 24, 64}) {
+      Case c{m, n, 144, false, false, 3, {0}, Int8GemmOutput::Float, true};
+      c.blocked = c.denseA = c.amx = true;
+      check(c, seed++);
+    }
+}
+
+TEST_CASE("amx bf16 gemm: every tail, bias and residual",
+          "[avx512][bf16][amx]") {
+  MLCC_SKIP_WITHOUT_AMX("amx-bf16", "amx_bf16");
+  uint32_t seed = 700;
+  for (int64_t m : {1, 16, 17, 33, 70})
+    for (int64_t n : {1, 16, 17, 70})
+      for (int64_t k : {1, 32, 33, 64, 97})
+        checkBf16(m, n, k, (m + n + k) % 2 == 0, seed++, /*amx=*/true);
+}
+
+TEST_CASE("int8 and bf16 gemm: single-thread GOP/s, VNNI against AMX",
+          "[avx512][int8][.perf]") {
+  MLCC_SKIP_WITHOUT("avx512vnni", "avx512_vnni");
+  const bool amx = __builtin_cpu_supports("amx-int8") &&
+                   __builtin_cpu_supports("amx-bf16") &&
+                   syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+  struct Shape {
+    const char *name;
+    int64_t m, n, k;
+  };
+  for (const Shape &s : {Shape{"BERT qkv s128", 128, 768, 768},
+                         Shape{"BERT ffn1 s128", 128, 3072, 768},
+                         Shape{"ResNet-50 3x3 64@56", 3136, 64, 576},
+                         Shape{"ResNet-50 3x3 256@14", 196, 256, 2304},
+                         Shape{"MLP batch 1", 1, 1024, 1024}})
+    for (bool bf16 : {false, true})
+      for (bool tiles : {false, true}) {
+        if (tiles && !amx)
+          continue;
+        std::vector<int32_t> b(s.k * s.n, 3);
+        std::vector<float> bf(s.k * s.n, 0.5f);
+        PackedInt8B packed =
+            bf16 ? packBf16B(bf.data(), s.k, s.n, {}, {})
+                 : packInt8B(b.data(), s.k, s.n, false, {0}, 0, false, {}, {});
+        Int8GemmSpec spec;
+        spec.m = s.m;
+        spec.n = s.n;
+        spec.k = s.k;
+        spec.bf16 = bf16;
+        spec.amx = tiles;
+        spec.output = Int8GemmOutput::Float;
+        std::vector<uint8_t> code = generateCode(generateInt8Gemm, spec);
+        ExecutableBuffer exec(code);
+        REQUIRE(exec.ok());
+        std::vector<uint8_t> a(s.m * s.k * (bf16 ? 2 : 1), 1);
+        std::vector<float> c(s.m * s.n);
+        mlcc_int8_gemm_args args{a.data(), packed.panels.data(),
+                                 packed.columnData.data(), c.data(), nullptr};
+        auto fn = exec.function<mlcc_int8_gemm_kernel_fn>();
+        double best = 1e30;
+        for (int rep = 0; rep < 7; ++rep) {
+          const int iters = 10;
+          auto t0 = std::chrono::steady_clock::now();
+          for (int i = 0; i < iters; ++i)
+            fn(&args);
+          auto t1 = std::chrono::steady_clock::now();
+          best = std::min(
+              best, std::chrono::duration<double>(t1 - t0).count() / iters);
+        }
+        WARN(s.name << (bf16 ? " bf16" : " int8") << (tiles ? " amx" : "")
+                    << ": " << 2.0 * s.m * s.n * s.k / best * 1e-9
+                    << " GOP/s (" << best * 1e6 << " us)");
+      }
+  if (!amx)
+    WARN("SKIPPED the AMX figures: this CPU or Linux gives no AMX");
 }

@@ -27,6 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 /// For kernels of an extension (avx512vnni, avx512bf16, or AVX-512F
 /// itself): on a CPU without it the test program exits with 77, which
 /// CTest reports as skipped (SKIP_RETURN_CODE; catch_discover_tests runs
@@ -35,6 +38,18 @@
   do {                                                                         \
     if (!__builtin_cpu_supports(feature)) {                                    \
       std::printf("SKIPPED: this CPU lacks " name "\n");                       \
+      std::exit(77);                                                           \
+    }                                                                          \
+  } while (0)
+
+/// For AMX kernels: the CPU has `feature` ("amx-int8", "amx-bf16") and
+/// Linux grants this process the tile state (arch_prctl
+/// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), else exit 77 (skipped).
+#define MLCC_SKIP_WITHOUT_AMX(feature, name)                                   \
+  do {                                                                         \
+    MLCC_SKIP_WITHOUT(feature, name);                                          \
+    if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {                            \
+      std::printf("SKIPPED: Linux refused the AMX tile state\n");             \
       std::exit(77);                                                           \
     }                                                                          \
   } while (0)
