@@ -9,6 +9,7 @@ packages=(
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev
   zlib1g-dev libzstd-dev
   python3-onnx python3-numpy python3-torch python3-torchvision python3-sklearn
+  python3-matplotlib
   mesa-vulkan-drivers libvulkan-dev spirv-tools vulkan-validationlayers
   libspirv-cross-c-shared-dev clang-19 libclang-rt-19-dev
 )

@@ -143,6 +143,8 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
     op->emitError() << s.message();
     return false;
   }
+  ctx.noteProductPrecision(plan.bf16 ? lowering::WorkPrecision::Bf16
+                                     : lowering::WorkPrecision::Int8);
   const std::string kind = plan.bf16 ? "_bf16" : "_int8";
   out.whole = ctx.addKernel(spec.name + kind, std::move(code));
   if (plan.packAtRunTime) {

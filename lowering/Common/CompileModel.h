@@ -93,7 +93,7 @@ struct CompiledModel {
   /// mlcc_weights_header, then the data).
   std::string weightsFile;
   /// With CompileModelOptions::profile: what each profile index stands for.
-  std::vector<std::string> profiledOps;
+  std::vector<ProfiledOp> profiledOps;
 };
 
 /// Compiles the graph function of `graph` (simplified: static shapes,

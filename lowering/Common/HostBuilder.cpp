@@ -323,7 +323,7 @@ LogicalResult HostBuilder::lowerBlock(Block &block) {
   return success();
 }
 
-void HostBuilder::emitProfileHook(const std::string &what) {
+void HostBuilder::emitProfileHook(Operation *op) {
   if (!host.lookupSymbol(kProfileHook)) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(entry);
@@ -335,8 +335,13 @@ void HostBuilder::emitProfileHook(const std::string &what) {
       b.create<arith::ConstantIntOp>(currentLoc, out.profiledOps.size(), 32);
   b.create<func::CallOp>(currentLoc, kProfileHook, TypeRange{},
                          ValueRange{index});
-  if (!what.empty())
-    out.profiledOps.push_back(what);
+  if (op)
+    out.profiledOps.push_back({describeOp(op), estimateOpWork(op)});
+}
+
+void HostBuilder::noteProductPrecision(WorkPrecision precision) {
+  if (options.profile && !out.profiledOps.empty())
+    out.profiledOps.back().work.precision = precision;
 }
 
 LogicalResult HostBuilder::build() {
@@ -349,14 +354,14 @@ LogicalResult HostBuilder::build() {
   for (Operation &op : body.without_terminator()) {
     step = opIndex[&op];
     if (options.profile && !isa<graph::ConstantOp, graph::NoneOp>(op))
-      emitProfileHook(describeOp(&op));
+      emitProfileHook(&op);
     if (failed(lowerOp(&op)))
       return failure();
     propagateExtents(&op);
   }
   step = opIndex[body.getTerminator()];
   if (options.profile)
-    emitProfileHook("");
+    emitProfileHook(nullptr);
 
   currentLoc = body.getTerminator()->getLoc();
   finishOutputs(body.getTerminator());

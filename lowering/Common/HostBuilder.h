@@ -68,9 +68,8 @@ struct HostModule {
   /// With HostOptions::externalWeights: the data of the weights file, every
   /// weight at a 64-byte aligned offset (and `data` empty).
   std::vector<uint8_t> weights;
-  /// With profiling on: "name (op)" of the graph op each profile index
-  /// stands for.
-  std::vector<std::string> profiledOps;
+  /// With profiling on: the graph op each profile index stands for.
+  std::vector<ProfiledOp> profiledOps;
 
   /// Bookkeeping of the builder, across entries: symbols taken, kernels by
   /// code, weights by a hash of their bytes (the name or weights offset of

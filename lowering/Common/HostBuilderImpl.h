@@ -60,6 +60,7 @@ public:
   void parallelFor(int64_t n, ArrayRef<Value> fields,
                    std::function<void(Value, ValueRange)> body) override;
   Value numThreads() override;
+  void noteProductPrecision(WorkPrecision precision) override;
 
 private:
   struct Slot {
@@ -148,7 +149,9 @@ private:
   /// Places the slots; fails when they could not be placed in an arena
   /// whose size fits in int64.
   mlir::LogicalResult finishArena();
-  void emitProfileHook(const std::string &what);
+  /// The call to the profile hook before `op` (whose ProfiledOp it adds),
+  /// or after the last op (null).
+  void emitProfileHook(Operation *op);
   void moveAllocationsToArena(Operation *after);
   /// The outermost scf.parallel nests (and linalg ops) a portable lowering
   /// emitted after `after`, split over the pool where they are big enough

@@ -15,6 +15,7 @@
 #define MLCC_LOWERING_COMMON_TARGET_H
 
 #include "CpuTarget.h"
+#include "OpWork.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
@@ -97,6 +98,9 @@ public:
   /// fn(const args *)`, e.g. mlcc_int8_pack_b), which the object imports.
   virtual void callRuntime(llvm::StringRef symbol,
                            llvm::ArrayRef<mlir::Value> fields) = 0;
+  /// Says that this op's product runs in `precision` (int8 or bf16 kernels),
+  /// which `mlcc bench --per-op` measures it against; f32 unless said.
+  virtual void noteProductPrecision(WorkPrecision precision) {}
 };
 
 /// The most i64 fields a parallelFor body can take.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "MachinePeak.h"
 #include "ShapeVariants.h"
 
 #include "mlcc/Driver/CompiledModelRunner.h"
@@ -54,7 +55,22 @@ void profileHook(int32_t index) {
   profile.since = now;
 }
 
-void printProfile(const std::vector<std::string> &ops, size_t runs) {
+const char *precisionName(lowering::WorkPrecision p) {
+  switch (p) {
+  case lowering::WorkPrecision::Int8:
+    return "int8";
+  case lowering::WorkPrecision::Bf16:
+    return "bf16";
+  default:
+    return "f32";
+  }
+}
+
+/// Each op's time, share and rate, and with `peak` the share of its
+/// roofline bound it reaches (MachinePeak.h); then the ops above 2% of the
+/// time that reach less than 80% of it.
+void printProfile(const std::vector<lowering::ProfiledOp> &ops, size_t runs,
+                  const MachinePeak &peak) {
   std::vector<size_t> order(ops.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
@@ -64,18 +80,48 @@ void printProfile(const std::vector<std::string> &ops, size_t runs) {
   double total = 0;
   for (double s : profile.seconds)
     total += s;
-  std::printf("%-6s %10s %7s %7s  %s\n", "#", "ms/run", "share", "cumul",
-              "op");
-  double cumulative = 0;
+  std::printf("%-6s %10s %7s %7s %10s %10s %8s %8s %6s %5s  %s\n", "#",
+              "ms/run", "share", "cumul", "Mop", "kB", "GOP/s", "GB/s", "roof",
+              "prec", "op");
+  double cumulative = 0, farTime = 0;
+  int big = 0, far = 0;
   for (size_t i : order) {
+    const lowering::OpWork &work = ops[i].work;
+    const double seconds = runs ? profile.seconds[i] / runs : 0;
+    const double share = total ? profile.seconds[i] / total : 0;
     cumulative += profile.seconds[i];
-    std::printf("%-6zu %10.4f %6.1f%% %6.1f%%  %s\n", i,
-                1e3 * profile.seconds[i] / runs,
-                total ? 100 * profile.seconds[i] / total : 0,
-                total ? 100 * cumulative / total : 0, ops[i].c_str());
+    char gops[16] = "-", gbs[16] = "-", roof[16] = "-";
+    if (seconds > 0 && work.product)
+      std::snprintf(gops, sizeof(gops), "%.1f", work.ops / seconds * 1e-9);
+    if (seconds > 0 && work.bytes > 0)
+      std::snprintf(gbs, sizeof(gbs), "%.1f", work.bytes / seconds * 1e-9);
+    const double bound = peak.boundSeconds(work);
+    if (seconds > 0 && bound > 0) {
+      const double reached = bound / seconds;
+      std::snprintf(roof, sizeof(roof), "%.0f%%", 100 * reached);
+      if (share > 0.02) {
+        ++big;
+        if (reached < 0.8) {
+          ++far;
+          farTime += share;
+        }
+      }
+    }
+    std::printf("%-6zu %10.4f %6.1f%% %6.1f%% %10.3f %10.1f %8s %8s %6s %5s  "
+                "%s\n",
+                i, 1e3 * seconds, 100 * share,
+                total ? 100 * cumulative / total : 0, work.ops * 1e-6,
+                work.bytes * 1e-3, gops, gbs, roof,
+                work.product ? precisionName(work.precision) : "",
+                ops[i].what.c_str());
   }
-  std::printf("total %.3f ms/run over %zu ops\n", 1e3 * total / runs,
+  std::printf("total %.3f ms/run over %zu ops\n", runs ? 1e3 * total / runs : 0,
               ops.size());
+  std::printf("roofline: %d of the %d ops above 2%% of the time reach less "
+              "than 80%% of their bound (%.1f%% of the time); bound = "
+              "max(ops / peak of their precision, bytes / copy bandwidth "
+              "of their working set), measured first on %d thread(s)\n",
+              far, big, 100 * farTime, peak.threads);
 }
 } // namespace
 
@@ -96,7 +142,41 @@ static ref::Shape benchInputShape(const mlcc_model_desc *desc, uint32_t i) {
   return shape;
 }
 
+/// --peak (and --per-op's roofline): the machine first, on the bench's
+/// threads. Without --peak a failure only leaves the roofline out.
+static bool measurePeak(const BenchOptions &options, mlcc_threadpool *pool,
+                        MachinePeak &peak) {
+  std::string error;
+  if (!measureMachinePeak(pool, peak, error)) {
+    if (options.peak) {
+      printErrors({"--peak: " + error});
+      return false;
+    }
+    std::fprintf(stderr, "mlcc: note: no roofline (%s)\n", error.c_str());
+    peak = MachinePeak();
+    return true;
+  }
+  if (options.peak)
+    printMachinePeak(peak);
+  return true;
+}
+
 int runBench(const BenchOptions &options) {
+  if (options.model.model.empty()) {
+    if (!options.peak) {
+      printErrors({"bench needs a model (or --peak alone)"});
+      return 1;
+    }
+    mlcc_threadpool *pool = nullptr;
+    if (mlcc_threadpool_create(options.threads, &pool) != MLCC_OK) {
+      printErrors({mlcc_last_error_message()});
+      return 1;
+    }
+    MachinePeak peak;
+    bool ok = measurePeak(options, pool, peak);
+    mlcc_threadpool_destroy(pool);
+    return ok ? 0 : 1;
+  }
   noteInt8Kernels(options.model, options.target, options.cpu);
   // Symbolic dims that --dim leaves open: the data's, or 1 for a batch
   // without data (loadAndSimplify says which).
@@ -154,6 +234,11 @@ int runBench(const BenchOptions &options) {
     printErrors({mlcc_last_error_message()});
     return 1;
   }
+  MachinePeak peak;
+  if ((options.peak || options.perOp) && !measurePeak(options, pool, peak)) {
+    mlcc_threadpool_destroy(pool);
+    return 1;
+  }
   std::unique_ptr<CompiledModelRunner> runner;
   profile.seconds.assign(compiled.profiledOps.size(), 0.0);
   s = CompiledModelRunner::load(compiled, pool, runner,
@@ -198,7 +283,7 @@ int runBench(const BenchOptions &options) {
     for (double ms : times)
       std::printf("{\"kind\": \"run\", \"ms\": %.6f}\n", ms);
   if (options.perOp)
-    printProfile(compiled.profiledOps, times.size());
+    printProfile(compiled.profiledOps, times.size(), peak);
   std::sort(times.begin(), times.end());
   double median = times.empty() ? 0 : times[times.size() / 2];
   std::printf("model '%s' on %s, %d thread(s): median %.3f ms, min %.3f ms "

@@ -77,6 +77,7 @@ struct BenchOptions {
   int warmup = 3;
   bool json = false;
   bool perOp = false;
+  bool peak = false;
   bool portableOnly = false; // as CompileOptions::portableOnly
   std::string cpu;           // as TargetOptions::cpu
   std::string precision;     // as TargetOptions::precision

@@ -18,9 +18,10 @@
 
 using namespace mlcc::cli;
 
-static void addModelOptions(CLI::App *cmd, ModelOptions &o) {
+static void addModelOptions(CLI::App *cmd, ModelOptions &o,
+                            bool modelRequired = true) {
   cmd->add_option("model", o.model, "ONNX model (.onnx) or graph-dialect MLIR (.mlir)")
-      ->required()
+      ->required(modelRequired)
       ->check(CLI::ExistingFile);
   cmd->add_option("--dim", o.dims,
                   "Fix a symbolic dimension, e.g. --dim batch=1 (repeatable); "
@@ -216,7 +217,7 @@ int main(int argc, char **argv) {
   BenchOptions bench;
   CLI::App *benchCmd = app.add_subcommand(
       "bench", "Compile a model and time it in this process (median latency)");
-  addModelOptions(benchCmd, bench.model);
+  addModelOptions(benchCmd, bench.model, /*modelRequired=*/false);
   benchCmd->add_option("--target", bench.target, targetHelp)
       ->capture_default_str()
       ->check(CLI::IsMember(targets));
@@ -233,6 +234,11 @@ int main(int argc, char **argv) {
   benchCmd->add_flag("--per-op", bench.perOp,
                      "Time each op too (a profiling build of the model) and "
                      "print them by share, like `caffe time`");
+  benchCmd->add_flag("--peak", bench.peak,
+                     "Measure this CPU's peak f32/int8/bf16 arithmetic and "
+                     "its copy bandwidth by working set on --threads, and "
+                     "print them (then bench the model, if one is given); "
+                     "--per-op measures them too, for each op's roofline");
   benchCmd->add_flag("--json", bench.json,
                      "Also print each timed run as a JSON line");
   benchCmd->add_flag("--portable-only", bench.portableOnly, portableHelp);
