@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
 
@@ -94,6 +95,57 @@ Value blockedOperand(Value v, OpLoweringContext &ctx, SelectionState &state) {
   emitToBlocked(ctx.builder(), ctx.loc(), plain, blocked);
   state.blocked[v] = blocked;
   return blocked;
+}
+
+namespace {
+
+/// The concat that `v` can be written into (allocateBlocked), or null.
+Operation *inPlaceConcatOf(Value v) {
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *concat = *v.getUsers().begin();
+  if (concat->getName().stripDialect() != "concat")
+    return nullptr;
+  auto type = dyn_cast<RankedTensorType>(concat->getResult(0).getType());
+  auto axis = concat->getAttrOfType<IntegerAttr>("axis");
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
+      type.getRank() != 4 || type.getDimSize(0) != 1 || !axis ||
+      (axis.getInt() != 1 && axis.getInt() != -3))
+    return nullptr;
+  for (Value in : concat->getOperands().drop_back())
+    if (cast<ShapedType>(in.getType()).getDimSize(1) % kConvBlock != 0)
+      return nullptr;
+  return concat;
+}
+
+MemRefType blockedTypeOf(Value v) {
+  auto t = cast<ShapedType>(v.getType());
+  return blockedType(MemRefType::get(t.getShape(), t.getElementType()));
+}
+
+} // namespace
+
+Value allocateBlocked(Value v, OpLoweringContext &ctx, SelectionState &state) {
+  MemRefType type = blockedTypeOf(v);
+  if (Operation *concat = inPlaceConcatOf(v)) {
+    Value &whole = state.concatBuffers[concat];
+    if (!whole)
+      whole = allocateBlocked(concat->getResult(0), ctx, state);
+    // v's blocks follow those of the inputs before it.
+    ArrayRef<int64_t> s = cast<ShapedType>(v.getType()).getShape();
+    int64_t blocksBefore = 0;
+    for (Value in : concat->getOperands()) {
+      if (in == v)
+        break;
+      blocksBefore += cast<ShapedType>(in.getType()).getDimSize(1) / kConvBlock;
+    }
+    const int64_t blockBytes = s[2] * s[3] * kConvBlock * sizeof(float);
+    if (Value view = ctx.viewInside(whole, blocksBefore * blockBytes, type)) {
+      state.writtenInPlace.insert(v);
+      return view;
+    }
+  }
+  return ctx.allocate(type, v);
 }
 
 void setBlockedResult(Value v, Value blocked, OpLoweringContext &ctx,

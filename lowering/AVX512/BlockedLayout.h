@@ -33,6 +33,15 @@ void emitFromBlocked(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value blockedOperand(mlir::Value v, OpLoweringContext &ctx,
                            SelectionState &state);
 
+/// A new NCHW16c buffer for the f32 [N, C, H, W] graph value `v`, which
+/// the caller's kernel writes. When v's one use is a channel concat of one
+/// image whose inputs before the last fill whole blocks, the buffer is
+/// v's blocks inside the concat's blocked result (allocated with the first
+/// such producer; recorded in state.concatBuffers and writtenInPlace), so
+/// that the concat copies nothing for v.
+mlir::Value allocateBlocked(mlir::Value v, OpLoweringContext &ctx,
+                            SelectionState &state);
+
 /// Records `blocked` as the NCHW16c buffer of the op result `v`, whose
 /// plain buffer is then written only if an op asks for it.
 void setBlockedResult(mlir::Value v, mlir::Value blocked,

@@ -13,6 +13,7 @@
 #include "Target.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlcc::avx512 {
 
@@ -35,6 +36,11 @@ struct SelectionState {
   /// Activations already applied in the epilogue of their producer's
   /// kernel: their result is the producer's (blocked) buffer.
   llvm::DenseMap<mlir::Operation *, mlir::Value> fused;
+  /// Channel concats whose NCHW16c result some inputs' producers wrote
+  /// into directly (allocateBlocked): the result's buffer, and the inputs
+  /// written so, which the concat then does not copy.
+  llvm::DenseMap<mlir::Operation *, mlir::Value> concatBuffers;
+  llvm::DenseSet<mlir::Value> writtenInPlace;
 };
 
 /// Dispatches `op` to the family below that handles its kind.
@@ -61,6 +67,8 @@ TargetLowering selectConv(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
 TargetLowering selectPool(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
+TargetLowering selectConcat(mlir::Operation *op, OpLoweringContext &ctx,
+                            SelectionState &state);
 TargetLowering selectNormalization(mlir::Operation *op, OpLoweringContext &ctx,
                                    SelectionState &state);
 TargetLowering selectEmbedLayerNorm(mlir::Operation *op,

@@ -299,9 +299,8 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   OpBuilder &b = ctx.builder();
   Value xBuffer =
       spec.plainInput ? ctx.buffer(x) : blockedOperand(x, ctx, state);
-  auto yType = MemRefType::get(shapeOf(y), b.getF32Type());
-  Value yBlocked =
-      ctx.allocate(blockedType(yType), activation ? activation->getResult(0) : y);
+  Value yBlocked = allocateBlocked(activation ? activation->getResult(0) : y,
+                                  ctx, state);
   Value weights = ctx.addData(spec.name + "_packed", bytesOf(packed));
   Value biasAddress = hasBias ? ctx.address(ctx.buffer(bias))
                               : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);

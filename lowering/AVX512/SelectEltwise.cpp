@@ -177,7 +177,7 @@ TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
                              : ctx.buffer(src));
   Value dst;
   if (blocked) {
-    dst = ctx.allocate(cast<MemRefType>(srcBuffers[0].getType()), output);
+    dst = allocateBlocked(output, ctx, state);
     spec.n = cast<MemRefType>(dst.getType()).getNumElements();
   } else {
     dst = ctx.buffer(output);

@@ -2,10 +2,15 @@
 //
 // 2-D max/average pooling and the global pools on f32 NCHW, with explicit
 // pads (auto_pad NOTSET) and no indices output; the window, strides and pads
-// are baked into the generated code.
+// are baked into the generated code. An input held in NCHW16c (a conv's
+// output) is pooled in that layout, and the result stays blocked; there
+// the planes are split over the threads.
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockedLayout.h"
+#include "ChunkedKernelCalls.h"
+#include "Conv.h"
 #include "KernelABI.h"
 #include "Pool.h"
 #include "SelectionUtils.h"
@@ -14,8 +19,66 @@ using namespace mlir;
 
 namespace mlcc::avx512 {
 
+namespace {
+
+/// Input bytes from which a blocked pool is split over the threads.
+constexpr int64_t kThreadedPoolBytes = int64_t(256) << 10;
+/// Chunks of planes it is split into, at most.
+constexpr int64_t kPoolChunks = 8;
+
+/// The pool over NCHW16c: its planes (an image's 16 channels) are
+/// independent and contiguous in input and output, so on several threads
+/// chunks of planes run a kernel generated for one chunk (and one for a
+/// smaller last chunk).
+TargetLowering lowerBlockedPool(Operation *op, OpLoweringContext &ctx,
+                                SelectionState &state, const PoolSpec &spec,
+                                int64_t outPlane) {
+  Value x = op->getOperand(0), y = op->getResult(0);
+  auto generate = [&](int64_t planes, StringRef suffix, std::string &symbol) {
+    PoolSpec part = spec;
+    if (planes) {
+      part.n = 1;
+      part.c = planes * kConvBlock;
+    }
+    std::vector<uint8_t> code;
+    if (ref::Status s = generateBlockedPool(part, code); s.failed()) {
+      op->emitError() << s.message();
+      return false;
+    }
+    symbol = ctx.addKernel(spec.name + suffix.str(), std::move(code));
+    return true;
+  };
+  ChunkedKernels kernels;
+  if (!generate(0, "_blocked", kernels.whole))
+    return TargetLowering::Failed;
+  Value yBlocked = allocateBlocked(y, ctx, state);
+  // mlcc_pool_args: src, dst.
+  SmallVector<Value> fields{ctx.address(state.blocked[x]),
+                            ctx.address(yBlocked)};
+  const int64_t planes = spec.n * convBlocks(spec.c);
+  const int64_t inPlaneBytes = spec.h * spec.w * kConvBlock * 4;
+  if (planes < 2 || planes * inPlaneBytes < kThreadedPoolBytes) {
+    ctx.callKernel(kernels.whole, fields);
+  } else {
+    const int64_t most = std::min(planes, kPoolChunks);
+    const int64_t perChunk = (planes + most - 1) / most;
+    kernels.chunks = (planes + perChunk - 1) / perChunk;
+    const int64_t last = planes - (kernels.chunks - 1) * perChunk;
+    if (!generate(perChunk, "_planes", kernels.chunk) ||
+        (last != perChunk && !generate(last, "_planes", kernels.tail)))
+      return TargetLowering::Failed;
+    emitChunkedKernelCalls(ctx, kernels, fields,
+                           {perChunk * inPlaneBytes,
+                            perChunk * outPlane * kConvBlock * 4});
+  }
+  setBlockedResult(y, yBlocked, ctx, state);
+  return TargetLowering::Lowered;
+}
+
+} // namespace
+
 TargetLowering selectPool(Operation *op, OpLoweringContext &ctx,
-                              SelectionState &) {
+                          SelectionState &state) {
   StringRef name = op->getName().stripDialect();
   PoolSpec spec;
   if (name == "max_pool")
@@ -67,6 +130,9 @@ TargetLowering selectPool(Operation *op, OpLoweringContext &ctx,
   if (poolOutputSize(spec, oh, ow).failed() ||
       shapeOf(y) != ArrayRef<int64_t>{spec.n, spec.c, oh, ow})
     return TargetLowering::Declined;
+  // A conv's output still in NCHW16c is pooled so, and stays blocked.
+  if (state.blocked.count(x))
+    return lowerBlockedPool(op, ctx, state, spec, oh * ow);
   std::vector<uint8_t> code;
   if (ref::Status s = generatePool(spec, code); s.failed())
     return failed(op, s);

@@ -117,6 +117,27 @@ Value HostBuilder::allocate(MemRefType type, Value liveAs) {
   return newSlot(type, step, lastUseOf(liveAs));
 }
 
+Value HostBuilder::viewInside(Value buffer, int64_t byteOffset,
+                              MemRefType type) {
+  auto slot = slotOfView.find(buffer);
+  if (slot == slotOfView.end() || byteOffset < 0 ||
+      byteOffset % kAlignment != 0)
+    return nullptr;
+  // From where `buffer` starts: its slot's offset, or that of the buffer
+  // it is itself a view inside.
+  Value base = offsetInArena.lookup(buffer);
+  if (!base)
+    base = slots[slot->second].offset.getResult();
+  Value offset = b.create<arith::AddIOp>(
+      currentLoc, base,
+      b.create<arith::ConstantIndexOp>(currentLoc, byteOffset));
+  Value view = b.create<memref::ViewOp>(currentLoc, type, arena, offset,
+                                        ValueRange{});
+  slotOfView[view] = slot->second;
+  offsetInArena[view] = offset;
+  return view;
+}
+
 void HostBuilder::extendLifetime(Value buffer, Value liveAs) {
   auto slot = slotOfView.find(buffer);
   if (slot != slotOfView.end())

@@ -50,6 +50,8 @@ public:
   Value address(Value buffer) override;
   Value scratch(MemRefType type) override;
   Value allocate(MemRefType type, Value liveAs) override;
+  Value viewInside(Value buffer, int64_t byteOffset,
+                   MemRefType type) override;
   void extendLifetime(Value buffer, Value liveAs) override;
   void deferBuffer(Value v, std::function<void(Value)> materialize) override;
   ElementsAttr constantValue(Value v) override;
@@ -200,6 +202,8 @@ private:
   /// yielded to (a loop's next carried buffer, an if's result).
   DenseMap<Value, Value> preset;
   DenseMap<Value, unsigned> slotOfView;
+  /// Of the views made by viewInside: their byte offset in the arena.
+  DenseMap<Value, Value> offsetInArena;
   DenseMap<Value, std::function<void(Value)>> deferred;
   DenseMap<Value, Value> extentBuffers;
   /// Where the outputs' dims go (set with the arena plan), and how many.

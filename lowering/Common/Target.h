@@ -54,6 +54,12 @@ public:
   /// A buffer in the arena that lives from this op to the last use of the
   /// graph value `liveAs` (a target's own copy of it, in its own layout).
   virtual mlir::Value allocate(mlir::MemRefType type, mlir::Value liveAs) = 0;
+  /// A view of `type` starting `byteOffset` (a multiple of 64) bytes into
+  /// `buffer` (from allocate), in the same arena slot: a part of a buffer
+  /// that an op writes in place (a producer's channels of its concat's
+  /// result). Null for a buffer that is not from allocate.
+  virtual mlir::Value viewInside(mlir::Value buffer, int64_t byteOffset,
+                                 mlir::MemRefType type) = 0;
   /// Makes `buffer` (from allocate or scratch) live at least until the
   /// last use of `liveAs` too.
   virtual void extendLifetime(mlir::Value buffer, mlir::Value liveAs) = 0;

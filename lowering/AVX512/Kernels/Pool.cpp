@@ -35,6 +35,7 @@
 
 #include "Pool.h"
 #include "JitGenerator.h"
+#include "PoolWindow.h"
 
 #include "KernelABI.h"
 
@@ -61,62 +62,11 @@ const char *poolKindName(PoolKind kind) {
   return "<unknown>";
 }
 
-namespace {
+namespace pool {
 
-bool isGlobal(PoolKind kind) {
-  return kind == PoolKind::GlobalMax || kind == PoolKind::GlobalAverage;
-}
-
-bool isMax(PoolKind kind) {
-  return kind == PoolKind::Max || kind == PoolKind::GlobalMax;
-}
-
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
-
-/// Generated code addresses a plane with 32-bit displacements.
-constexpr int64_t kMaxPlaneBytes = int64_t(1) << 30;
-
-/// The taps of one window along one dim, as the reference walks them: the
-/// window starts at input coordinate `start`; taps [lo, hi) are inside the
-/// input, taps [0, padHi) inside the input plus its end padding.
-struct Taps {
-  int64_t start, lo, hi, padHi;
-};
-
-struct Dim {
-  int64_t in, out, k, s, d, pb, pe;
-
-  Taps at(int64_t o) const {
-    Taps t;
-    t.start = o * s - pb;
-    t.lo = std::max<int64_t>(0, ceilDiv(-t.start, d));
-    t.hi = std::min<int64_t>(k, floorDiv(in - 1 - t.start, d) + 1);
-    t.padHi = std::min<int64_t>(k, floorDiv(in + pe - 1 - t.start, d) + 1);
-    if (t.hi < t.lo)
-      t.hi = t.lo;
-    return t;
-  }
-  bool interior(int64_t o) const {
-    Taps t = at(o);
-    return t.lo == 0 && t.hi == k;
-  }
-};
-
-/// Spatial dim i (0: H, 1: W) of a windowed pool, its output size unset.
-Dim dimOf(const PoolSpec &spec, int i) {
-  return Dim{i ? spec.w : spec.h, 0,
-             spec.kernel[i],      spec.strides[i],
-             spec.dilations[i],   spec.pads[i],
-             spec.pads[i + 2]};
-}
-
-Status outputDim(const std::string &name, int64_t in, int64_t k, int64_t s,
-                 int64_t d, int64_t pb, int64_t pe, bool ceilMode,
-                 int64_t &out) {
+static Status outputDim(const std::string &name, int64_t in, int64_t k,
+                        int64_t s, int64_t d, int64_t pb, int64_t pe,
+                        bool ceilMode, int64_t &out) {
   int64_t span = (k - 1) * d + 1;
   int64_t room = in + pb + pe - span;
   MLCC_CHECK(room >= 0, name, ": window of extent ", span,
@@ -127,7 +77,7 @@ Status outputDim(const std::string &name, int64_t in, int64_t k, int64_t s,
   return Status::success();
 }
 
-Status validate(const PoolSpec &spec) {
+Status validatePool(const PoolSpec &spec) {
   const std::string &name = spec.name;
   MLCC_CHECK(spec.kind == PoolKind::Max || spec.kind == PoolKind::Average ||
                  isGlobal(spec.kind),
@@ -161,6 +111,12 @@ Status validate(const PoolSpec &spec) {
              paddedH, " x ", paddedW, " is too big");
   return Status::success();
 }
+
+} // namespace pool
+
+namespace {
+
+using namespace pool;
 
 //===----------------------------------------------------------------------===//
 // The kernel
@@ -250,6 +206,8 @@ private:
            const Xbyak::Reg64 &dst, int64_t dstDisp);
   void windowed();
   void global();
+  bool globalAverageInOrder() const;
+  void globalAverage(int64_t planes);
 };
 
 /// One vector of `lanes` outputs (oh, ow0 + j). srcDisp addresses input
@@ -495,6 +453,61 @@ void PoolKernel::global() {
   vmovss(ptr[regDst_], Xbyak::Xmm(acc_.getIdx()));
 }
 
+/// Whether the global average sums each plane in the reference's order
+/// (globalAverage): when each lane's offset (up to 15 planes) fits the
+/// gather's int32 indices.
+bool PoolKernel::globalAverageInOrder() const {
+  return spec_.kind == PoolKind::GlobalAverage &&
+         spec_.h * spec_.w < (int64_t(1) << 31) / kF32Lanes;
+}
+
+/// Sixteen planes at a time, one per lane: element i of each is gathered
+/// and added in turn, so every plane's sum rounds as the reference's (and
+/// as PoolBlocked.cpp's, which adds a channel's pixels in the same order):
+/// a model's result does not depend on which layout its pool ran in.
+void PoolKernel::globalAverage(int64_t planes) {
+  const int64_t size = spec_.h * spec_.w;
+  mov(regSrc_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_pool_args, src))]);
+  mov(regDst_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_pool_args, dst))]);
+  // Lane j reads plane j of the group: indices j * size.
+  mov(ebx, static_cast<uint32_t>(size));
+  vpbroadcastd(indices_, ebx);
+  vpmulld(indices_, indices_, ptr[rip + indexTable_]);
+  auto group = [&](int lanes) {
+    const uint32_t bits = (1u << lanes) - 1;
+    vxorps(acc_, acc_, acc_);
+    mov(regSrcVec_, regSrc_);
+    if (size > 0) {
+      mov(regCols_, size);
+      Xbyak::Label loop;
+      L(loop);
+      setMask(kGather_, bits);
+      vxorps(tap_, tap_, tap_);
+      vgatherdps(tap_ | kGather_, ptr[regSrcVec_ + indices_ * 4]);
+      vaddps(acc_, acc_, tap_);
+      add(regSrcVec_, 4);
+      dec(regCols_);
+      jnz(loop, T_NEAR);
+    }
+    if (size > 1)
+      vdivps(acc_, acc_, cst(static_cast<float>(size)));
+    setMask(kStore_, bits);
+    vmovups(ptr[regDst_] | kStore_, acc_);
+  };
+  if (const int64_t groups = planes / kF32Lanes) {
+    mov(regPlanes_, groups);
+    Xbyak::Label loop;
+    L(loop);
+    group(kF32Lanes);
+    addImm(regSrc_, 4 * kF32Lanes * size);
+    add(regDst_, kZmmBytes);
+    dec(regPlanes_);
+    jnz(loop, T_NEAR);
+  }
+  if (const int rest = static_cast<int>(planes % kF32Lanes))
+    group(rest);
+}
+
 Status PoolKernel::generate() {
   preamble({rbx});
   int64_t outPlane = 1;
@@ -510,7 +523,9 @@ Status PoolKernel::generate() {
                rows_.out, " x ", cols_.out, " is too big");
   }
   const int64_t planes = spec_.n * spec_.c;
-  if (planes > 0 && outPlane > 0) {
+  if (planes > 0 && globalAverageInOrder()) {
+    globalAverage(planes);
+  } else if (planes > 0 && outPlane > 0) {
     mov(regSrc_,
         ptr[regArgs_ + static_cast<int>(offsetof(mlcc_pool_args, src))]);
     mov(regDst_,
@@ -528,7 +543,12 @@ Status PoolKernel::generate() {
     jnz(loop, T_NEAR);
   }
   postamble();
-  if (!isGlobal(spec_.kind) && cols_.s != 1) {
+  if (globalAverageInOrder()) {
+    alignCode(kZmmBytes, /*withNops=*/false);
+    L(indexTable_);
+    for (int j = 0; j < kF32Lanes; ++j)
+      dd(static_cast<uint32_t>(j));
+  } else if (!isGlobal(spec_.kind) && cols_.s != 1) {
     alignCode(kZmmBytes, /*withNops=*/false);
     L(indexTable_);
     // Stride 2: vpermt2ps picks the even, then the odd, of 32 elements.
@@ -542,7 +562,8 @@ Status PoolKernel::generate() {
 } // namespace
 
 Status poolOutputSize(const PoolSpec &spec, int64_t &oh, int64_t &ow) {
-  MLCC_RETURN_IF_ERROR(validate(spec));
+  using namespace pool;
+  MLCC_RETURN_IF_ERROR(pool::validatePool(spec));
   if (isGlobal(spec.kind)) {
     oh = ow = 1;
     return Status::success();
@@ -557,7 +578,7 @@ Status poolOutputSize(const PoolSpec &spec, int64_t &oh, int64_t &ow) {
 
 Status generatePool(const PoolSpec &spec, std::vector<uint8_t> &code) {
   code.clear();
-  MLCC_RETURN_IF_ERROR(validate(spec));
+  MLCC_RETURN_IF_ERROR(pool::validatePool(spec));
   return generateInGrowingBuffer(
       [&](std::vector<uint8_t> &buffer) {
         PoolKernel kernel(buffer, spec);

@@ -5,7 +5,9 @@
 // and border mask is worked out here, so the code holds no bounds tests.
 // Output rows and columns whose windows lie wholly inside the input share a
 // loop; the border ones get their own straight-line code. Vectors run along
-// the output width, 16 outputs per zmm. Global pools reduce each plane.
+// the output width, 16 outputs per zmm. Global max reduces each plane; the
+// global average takes 16 planes at once, one per lane, and adds their
+// elements in order, as the reference does.
 //
 // The kernel's signature is that of lowering/Common/KernelABI.h:
 //   void kernel(const mlcc_pool_args *args);
@@ -66,6 +68,12 @@ Status poolOutputSize(const PoolSpec &spec, int64_t &oh, int64_t &ow);
 /// independent: copy them anywhere executable). Fails, naming spec.name,
 /// for a dtype other than f32, negative or oversized dims, or a bad window.
 Status generatePool(const PoolSpec &spec, std::vector<uint8_t> &code);
+
+/// The same pool over NCHW16c (PoolBlocked.cpp): src [N, ceil(C/16), H, W,
+/// 16] and dst [N, ceil(C/16), OH, OW, 16], each output pixel one vector of
+/// 16 channels (the padding lanes pooled too), so a conv's blocked output
+/// is pooled without a conversion to NCHW and back.
+Status generateBlockedPool(const PoolSpec &spec, std::vector<uint8_t> &code);
 
 } // namespace mlcc::avx512
 

@@ -5,7 +5,9 @@
 // Windows cover the usual CNN pools (3x3 s1 and s2 with padding, 2x2 s2,
 // ceil_mode, 5x5, dilation) over widths with every kind of vector tail and
 // several planes; inputs and outputs end at an unmapped page, so a kernel
-// that touches an element past its tensors faults.
+// that touches an element past its tensors faults. Each case runs the
+// NCHW kernel and the NCHW16c one (PoolBlocked.cpp), with channel counts
+// below, at and past a block of 16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,6 +105,45 @@ std::vector<float> runCode(const std::vector<uint8_t> &code,
   return dst.values();
 }
 
+/// x [N, C, H, W] as [N, ceil(C/16), H, W, 16], the padding lanes `pad`.
+std::vector<float> toBlocked(const std::vector<float> &x, int64_t n,
+                             int64_t c, int64_t hw, float pad) {
+  const int64_t blocks = (c + 15) / 16;
+  std::vector<float> out(static_cast<size_t>(n * blocks * hw * 16), pad);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p)
+        out[((i * blocks + ch / 16) * hw + p) * 16 + ch % 16] =
+            x[(i * c + ch) * hw + p];
+  return out;
+}
+
+/// The blocked kernel (generateBlockedPool) on x, its output back in NCHW.
+/// The padding lanes of the input hold 7: nothing may leak from them.
+std::vector<float> runBlocked(const PoolSpec &spec,
+                              const std::vector<float> &x) {
+  std::vector<uint8_t> code = generateCode(generateBlockedPool, spec);
+  ExecutableBuffer exec(code);
+  REQUIRE(exec.ok());
+  const int64_t plane = static_cast<int64_t>(outputCount(spec)) /
+                        std::max<int64_t>(1, spec.n * spec.c);
+  GuardedArray<float> src(toBlocked(x, spec.n, spec.c, spec.h * spec.w, 7));
+  GuardedArray<float> dst(static_cast<size_t>(spec.n * ((spec.c + 15) / 16) *
+                                              plane * 16));
+  REQUIRE(src.ok());
+  REQUIRE(dst.ok());
+  mlcc_pool_args args = {src.data(), dst.data()};
+  exec.function<mlcc_pool_kernel_fn>()(&args);
+  std::vector<float> blocked = dst.values(), out(outputCount(spec));
+  const int64_t blocks = (spec.c + 15) / 16;
+  for (int64_t i = 0; i < spec.n; ++i)
+    for (int64_t ch = 0; ch < spec.c; ++ch)
+      for (int64_t p = 0; p < plane; ++p)
+        out[(i * spec.c + ch) * plane + p] =
+            blocked[((i * blocks + ch / 16) * plane + p) * 16 + ch % 16];
+  return out;
+}
+
 std::vector<float> reference(const PoolSpec &spec,
                              const std::vector<float> &x) {
   ref::Attrs attrs;
@@ -148,10 +189,20 @@ void compare(const PoolSpec &spec, const std::vector<float> &got,
   }
 }
 
+/// Both kernels, NCHW and NCHW16c, against the reference.
+void checkBoth(const PoolSpec &spec, const std::vector<float> &x) {
+  std::vector<float> want = reference(spec, x);
+  {
+    INFO("NCHW");
+    compare(spec, runCode(generate(spec), spec, x), want);
+  }
+  INFO("NCHW16c");
+  compare(spec, runBlocked(spec, x), want);
+}
+
 void check(const PoolSpec &spec, unsigned seed = 1) {
   INFO(describe(spec));
-  std::vector<float> x = randomInput(spec, seed);
-  compare(spec, runCode(generate(spec), spec, x), reference(spec, x));
+  checkBoth(spec, randomInput(spec, seed));
 }
 
 /// Max, and average counting the pads and not, of one window.
@@ -175,6 +226,9 @@ TEST_CASE("3x3 stride 1 pad 1 matches the reference at every width",
   for (int64_t w : kWidths)
     checkAll(windowed(PoolKind::Max, {2, 3, 9, w}, 3, 1, 1));
   checkAll(windowed(PoolKind::Max, {1, 2, 40, 70}, 3, 1, 1));
+  // Whole blocks of 16 channels, and a partial one past them.
+  checkAll(windowed(PoolKind::Max, {1, 16, 10, 23}, 3, 1, 1));
+  checkAll(windowed(PoolKind::Max, {2, 33, 12, 20}, 3, 1, 1));
 }
 
 TEST_CASE("3x3 stride 2 pad 1 matches the reference", "[avx512][pool]") {
@@ -183,6 +237,7 @@ TEST_CASE("3x3 stride 2 pad 1 matches the reference", "[avx512][pool]") {
     checkAll(windowed(PoolKind::Max, {2, 3, 9, w}, 3, 2, 1));
   // The ResNet stem's pool, on fewer channels.
   checkAll(windowed(PoolKind::Max, {1, 4, 112, 112}, 3, 2, 1));
+  checkAll(windowed(PoolKind::Max, {2, 33, 21, 30}, 3, 2, 1));
 }
 
 TEST_CASE("2x2 stride 2 pad 0 matches the reference", "[avx512][pool]") {
@@ -269,7 +324,7 @@ TEST_CASE("pooling: NaN and infinities propagate as in the reference",
     for (PoolKind kind : {PoolKind::Max, PoolKind::Average}) {
       spec.kind = kind;
       INFO(describe(spec));
-      compare(spec, runCode(generate(spec), spec, x), reference(spec, x));
+      checkBoth(spec, x);
     }
   }
 }
@@ -300,11 +355,11 @@ TEST_CASE("global pools match the reference", "[avx512][pool]") {
       for (float &v : x)
         v = std::fabs(v);
       INFO(describe(spec));
-      compare(spec, runCode(generate(spec), spec, x), reference(spec, x));
+      checkBoth(spec, x);
       if (kind == PoolKind::GlobalMax) {
         x[1] = kNanF;
         x[x.size() - 1] = kNanF;
-        compare(spec, runCode(generate(spec), spec, x), reference(spec, x));
+        checkBoth(spec, x);
       }
     }
   }
