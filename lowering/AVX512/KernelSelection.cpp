@@ -11,9 +11,10 @@ TargetLowering selectKernel(Operation *op, OpLoweringContext &ctx,
   for (auto select :
        {selectDequantize, selectQuantize, selectEltwise, selectQdqGemm,
         selectBf16Gemm, selectGemm, selectQuantGemm, selectQuantConv,
-        selectConv, selectPool, selectConcat, selectNormalization,
-        selectEmbedLayerNorm, selectAttention, selectReduce, selectStencil,
-        selectLrn, selectGather, selectRecurrent, selectResize}) {
+        selectConv, selectPool, selectConcat, selectBatchNorm,
+        selectNormalization, selectEmbedLayerNorm, selectAttention,
+        selectReduce, selectStencil, selectLrn, selectGather, selectRecurrent,
+        selectResize}) {
     TargetLowering result = select(op, ctx, state);
     if (result != TargetLowering::Declined)
       return result;

@@ -69,6 +69,8 @@ TargetLowering selectPool(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
 TargetLowering selectConcat(mlir::Operation *op, OpLoweringContext &ctx,
                             SelectionState &state);
+TargetLowering selectBatchNorm(mlir::Operation *op, OpLoweringContext &ctx,
+                               SelectionState &state);
 TargetLowering selectNormalization(mlir::Operation *op, OpLoweringContext &ctx,
                                    SelectionState &state);
 TargetLowering selectEmbedLayerNorm(mlir::Operation *op,

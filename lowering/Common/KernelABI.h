@@ -173,6 +173,23 @@ _Static_assert(offsetof(mlcc_pool_args, dst) == 8, "pool ABI");
 #endif
 
 /*===----------------------------------------------------------------------===*\
+|* Per-channel affine maps over NCHW16c (lowering/AVX512/Kernels/            *|
+|* ChannelAffine.h)                                                           *|
+\*===----------------------------------------------------------------------===*/
+
+/** dst = act(src * scale[c] + shift[c]) over [N, ceil(C/16), H, W, 16]:
+ *  scale and shift hold ceil(C/16) * 16 floats (the padding lanes' too). */
+typedef struct mlcc_channel_affine_args {
+  const float *src;
+  const float *scale;
+  const float *shift;
+  float *dst;
+} mlcc_channel_affine_args;
+
+typedef void (*mlcc_channel_affine_kernel_fn)(
+    const mlcc_channel_affine_args *args);
+
+/*===----------------------------------------------------------------------===*\
 |* Softmax, log_softmax and layer_norm (lowering/AVX512/Kernels/              *|
 |* Normalization.h)                                                           *|
 \*===----------------------------------------------------------------------===*/

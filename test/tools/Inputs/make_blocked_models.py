@@ -1,8 +1,9 @@
-"""Writes SqueezeNet-like fire modules as ONNX models into argv[1] (the
+"""Writes models for test/tools/blocked-layout.test into argv[1] (the
 test takes their references from mlcc's reference executor):
 
-  fire.onnx     x [1, 8, 15, 15] -> Conv 1x1 (8->16) + Relu -> [Conv 1x1
-                (16->32) + Relu, Conv 3x3 pad 1 (16->48) + Relu] -> Concat
+  fire.onnx     SqueezeNet's fire modules: x [1, 8, 15, 15] -> Conv 1x1
+                (8->16) + Relu -> [Conv 1x1 (16->32) + Relu, Conv 3x3
+                pad 1 (16->48) + Relu] -> Concat
                 -> MaxPool 3x3 s2 (ceil) -> [Conv 1x1 (80->16) + Relu, the
                 pool itself] -> Concat -> AveragePool 2x2 s2 pad 1 -> Conv
                 1x1 (96->20) -> GlobalAveragePool -> Flatten, and the
@@ -12,9 +13,10 @@ test takes their references from mlcc's reference executor):
                 whole block of 16
   fire_big.onnx fire.onnx on 60 x 60: pools big enough to be split over
                 the threads
+  dense.onnx    DenseNet's batch norms after concats (dense_block below)
 
-with seeded random weights, and an input set for each (data/ and data_odd/
-hold the same one, data_b2/ two images, data_big/ 60 x 60)."""
+with seeded random weights, and an input set for each (data/, data_odd/ and
+data_dense/ hold the same one, data_b2/ two images, data_big/ 60 x 60)."""
 import os
 import sys
 
@@ -64,12 +66,52 @@ def model(name, batch, first_expand, size=15):
          os.path.join(out, name))
 
 
+def dense_block(name):
+    """DenseNet's pattern: conv -> [its output, a conv of it] -> Concat ->
+    BatchNormalization -> Relu -> Conv 1x1 -> BatchNormalization (no
+    activation) -> GlobalAveragePool."""
+    rng = np.random.default_rng(47)
+    inits = []
+
+    def t(n, array):
+        inits.append(numpy_helper.from_array(np.asarray(array, np.float32), n))
+        return n
+
+    def bn(prefix, c):
+        return [t(prefix + "_g", rng.uniform(0.5, 1.5, c)), t(prefix + "_b", rng.normal(0, 0.2, c)),
+                t(prefix + "_m", rng.normal(0, 0.3, c)), t(prefix + "_v", rng.uniform(0.5, 2.0, c))]
+
+    nodes = [
+        helper.make_node("Conv", ["x", t("w0", rng.normal(0, 0.4, (32, 8, 3, 3)))], ["f0"],
+                         pads=[1, 1, 1, 1], name="conv0"),
+        helper.make_node("Conv", ["f0", t("w1", rng.normal(0, 0.2, (16, 32, 3, 3)))], ["f1"],
+                         pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Concat", ["f0", "f1"], ["cat"], axis=1, name="cat"),
+        helper.make_node("BatchNormalization", ["cat"] + bn("bn1", 48), ["n1"], name="norm1"),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", t("w2", rng.normal(0, 0.2, (32, 48, 1, 1)))], ["c2"],
+                         name="conv2"),
+        helper.make_node("Concat", ["c2", "f1"], ["cat2"], axis=1, name="cat2"),
+        helper.make_node("BatchNormalization", ["cat2"] + bn("bn2", 48), ["n2"], epsilon=1e-3,
+                         name="norm2"),
+        helper.make_node("GlobalAveragePool", ["n2"], ["y"], name="gap"),
+    ]
+    graph = helper.make_graph(
+        nodes, "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 15, 15])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 48, 1, 1]),
+         helper.make_tensor_value_info("n2", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(out, name))
+
+
 model("fire.onnx", 1, 32)
+dense_block("dense.onnx")
 model("fire_b2.onnx", 2, 32)
 model("fire_odd.onnx", 1, 24)
 model("fire_big.onnx", 1, 32, size=60)
 rng = np.random.default_rng(43)
-for dirs, batch, size in ((("data", "data_odd"), 1, 15), (("data_b2",), 2, 15),
+for dirs, batch, size in ((("data", "data_odd", "data_dense"), 1, 15),
+                          (("data_b2",), 2, 15),
                           (("data_big",), 1, 60)):
     x = rng.normal(0, 1, (batch, 8, size, size)).astype(np.float32)
     for d in dirs:

@@ -1,0 +1,78 @@
+//===- SelectBatchNorm.cpp - Inference batch norms on NCHW16c -------------===//
+//
+// A batch norm that folding could not move into a conv (it follows a
+// concat, as DenseNet's pre-activation ones do) is, in inference, a scale
+// and shift per channel: on an input held in NCHW16c it runs there (the
+// ChannelAffine kernel, with the activation after it fused), so the concat
+// before it and the conv after it stay blocked. Without that the plain
+// layout was made for it and the conv after it converted back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlockedLayout.h"
+#include "ChannelAffine.h"
+#include "Conv.h"
+#include "KernelABI.h"
+#include "SelectionUtils.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+TargetLowering selectBatchNorm(Operation *op, OpLoweringContext &ctx,
+                               SelectionState &state) {
+  if (op->getName().stripDialect() != "batch_norm" ||
+      intAttr(op, "training_mode", 0) != 0)
+    return TargetLowering::Declined;
+  Value x = op->getOperand(0), y = op->getResult(0);
+  for (Value statistic : op->getResults().drop_front())
+    if (!isa<NoneType>(statistic.getType()) && !statistic.use_empty())
+      return TargetLowering::Declined;
+  if (!isF32Tensor(x) || shapeOf(x).size() != 4 || !state.blocked.count(x))
+    return TargetLowering::Declined;
+  ArrayRef<int64_t> shape = shapeOf(x);
+  const int64_t c = shape[1];
+  std::vector<float> params[4]; // scale, B, mean, var
+  for (int i = 0; i < 4; ++i)
+    if (!constantFloats(ctx, op->getOperand(1 + i), params[i]) ||
+        static_cast<int64_t>(params[i].size()) != c)
+      return TargetLowering::Declined;
+  // y = x * a + b, a = scale / sqrt(var + eps), b = B - mean * a, as the
+  // reference computes them (in double); the padding lanes give 0.
+  const double eps = floatAttr(op, "epsilon", 1e-5f);
+  std::vector<float> a(convBlocks(c) * kConvBlock, 0.0f), b(a.size(), 0.0f);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double scale = params[0][ch] / std::sqrt(double(params[3][ch]) + eps);
+    a[ch] = static_cast<float>(scale);
+    b[ch] = static_cast<float>(params[1][ch] - params[2][ch] * scale);
+  }
+  ChannelAffineSpec spec;
+  spec.name = nodeName(op);
+  spec.n = shape[0];
+  spec.c = c;
+  spec.pixels = shape[2] * shape[3];
+  EltwiseOp act;
+  Operation *activation = fusableActivation(y, ctx, act);
+  if (activation)
+    spec.epilogue.push_back(act);
+  std::vector<uint8_t> code;
+  if (ref::Status s = generateChannelAffine(spec, code); s.failed())
+    return failed(op, s);
+  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+  Value out =
+      allocateBlocked(activation ? activation->getResult(0) : y, ctx, state);
+  // mlcc_channel_affine_args: src, scale, shift, dst.
+  ctx.callKernel(symbol, {ctx.address(state.blocked[x]),
+                          ctx.addData(spec.name + "_scale", bytesOf(a)),
+                          ctx.addData(spec.name + "_shift", bytesOf(b)),
+                          ctx.address(out)});
+  if (activation)
+    state.fused[activation] = out;
+  else
+    setBlockedResult(y, out, ctx, state);
+  return TargetLowering::Lowered;
+}
+
+} // namespace mlcc::avx512
