@@ -9,6 +9,7 @@
 #ifndef MLCC_LOWERING_AVX512_KERNELSELECTION_H
 #define MLCC_LOWERING_AVX512_KERNELSELECTION_H
 
+#include "Conv.h"
 #include "Eltwise.h"
 #include "Target.h"
 
@@ -71,6 +72,17 @@ TargetLowering selectConcat(mlir::Operation *op, OpLoweringContext &ctx,
                             SelectionState &state);
 TargetLowering selectBatchNorm(mlir::Operation *op, OpLoweringContext &ctx,
                                SelectionState &state);
+
+/// Whether a planned conv runs as Winograd F(2x2, 3x3), and its lowering
+/// (WinogradConv.cpp): `weights` [OC, C, 3, 3], `residual` and the
+/// following `activation` (its epilogue already in spec) as selectConv has
+/// them.
+bool winogradApplies(const ConvSpec &spec);
+TargetLowering lowerWinogradConv(mlir::Operation *op, OpLoweringContext &ctx,
+                                 SelectionState &state, const ConvSpec &spec,
+                                 const std::vector<float> &weights,
+                                 mlir::Value residual,
+                                 mlir::Operation *activation);
 TargetLowering selectNormalization(mlir::Operation *op, OpLoweringContext &ctx,
                                    SelectionState &state);
 TargetLowering selectEmbedLayerNorm(mlir::Operation *op,

@@ -269,6 +269,8 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   // not blocked yet) rather than a reorder into blocks of mostly padding.
   spec.plainInput =
       spec.group == 1 && spec.c < kConvBlock && !state.blocked.contains(x);
+  if (winogradApplies(spec))
+    return lowerWinogradConv(op, ctx, state, spec, w, residual, activation);
 
   const bool grouped = spec.group != 1 && !isDepthwiseSpec(spec);
   const int64_t groupsPerChunk =

@@ -173,6 +173,22 @@ _Static_assert(offsetof(mlcc_pool_args, dst) == 8, "pool ABI");
 #endif
 
 /*===----------------------------------------------------------------------===*\
+|* Winograd F(2x2, 3x3) transforms (lowering/AVX512/Kernels/Winograd.h)       *|
+\*===----------------------------------------------------------------------===*/
+
+/** The input transform reads src (X, NCHW16c) and writes dst (V); the
+ *  output transform reads src (M), bias and residual (when generated with
+ *  them) and writes dst (Y, NCHW16c). */
+typedef struct mlcc_winograd_args {
+  const float *src;
+  float *dst;
+  const float *bias;
+  const float *residual;
+} mlcc_winograd_args;
+
+typedef void (*mlcc_winograd_kernel_fn)(const mlcc_winograd_args *args);
+
+/*===----------------------------------------------------------------------===*\
 |* Per-channel affine maps over NCHW16c (lowering/AVX512/Kernels/            *|
 |* ChannelAffine.h)                                                           *|
 \*===----------------------------------------------------------------------===*/

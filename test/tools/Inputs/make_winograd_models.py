@@ -1,0 +1,58 @@
+"""Writes winograd.onnx and winograd_b2.onnx (batch 2) into argv[1], with an
+input set for each (data/, data_b2/), for test/tools/winograd.test:
+
+  x [N, 32, 9, 11] -> Conv 3x3 pad 1 (32->48) + bias + Relu -> a
+  a -> Conv 3x3 pad 1 (48->48) + bias, + a, Relu -> b   (a residual block)
+  b -> Conv 3x3 pads (0, 1, 2, 1) (48->35) -> y        (odd channels, pads)
+  x -> Conv 3x3 pad 1 (32->16) -> s                    (too few channels)
+
+with seeded random weights."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+
+
+def model(name, batch):
+    rng = np.random.default_rng(53)
+    inits = []
+
+    def t(n, shape, scale):
+        inits.append(numpy_helper.from_array(
+            rng.normal(0, scale, shape).astype(np.float32), n))
+        return n
+
+    nodes = [
+        helper.make_node("Conv", ["x", t("w1", (48, 32, 3, 3), 0.1), t("b1", (48,), 0.1)],
+                         ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["a"], name="relu1"),
+        helper.make_node("Conv", ["a", t("w2", (48, 48, 3, 3), 0.08), t("b2", (48,), 0.1)],
+                         ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+        helper.make_node("Add", ["c2", "a"], ["s2"], name="add2"),
+        helper.make_node("Relu", ["s2"], ["b"], name="relu2"),
+        helper.make_node("Conv", ["b", t("w3", (35, 48, 3, 3), 0.08)], ["y"],
+                         pads=[0, 1, 2, 1], name="conv3"),
+        helper.make_node("Conv", ["x", t("w4", (16, 32, 3, 3), 0.1)], ["s"],
+                         pads=[1, 1, 1, 1], name="conv4"),
+    ]
+    graph = helper.make_graph(
+        nodes, "winograd",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 32, 9, 11])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(out, name))
+
+
+model("winograd.onnx", 1)
+model("winograd_b2.onnx", 2)
+rng = np.random.default_rng(59)
+for d, batch in (("data", 1), ("data_b2", 2)):
+    os.makedirs(os.path.join(out, d), exist_ok=True)
+    x = rng.normal(0, 1, (batch, 32, 9, 11)).astype(np.float32)
+    with open(os.path.join(out, d, "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
