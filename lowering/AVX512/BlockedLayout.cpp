@@ -103,8 +103,11 @@ namespace {
 Operation *inPlaceConcatOf(Value v) {
   if (!v.hasOneUse())
     return nullptr;
+  // In v's block: a concat inside a loop body would write its other
+  // inputs every iteration into a buffer that must outlive the loop.
   Operation *concat = *v.getUsers().begin();
-  if (concat->getName().stripDialect() != "concat")
+  if (concat->getName().stripDialect() != "concat" ||
+      concat->getBlock() != v.getParentBlock())
     return nullptr;
   auto type = dyn_cast<RankedTensorType>(concat->getResult(0).getType());
   auto axis = concat->getAttrOfType<IntegerAttr>("axis");

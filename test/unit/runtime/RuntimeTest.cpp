@@ -336,6 +336,28 @@ TEST_CASE("created arenas are 64-byte aligned and usable", "[runtime][arena]") {
   mlcc_arena_destroy(arena);
 }
 
+TEST_CASE("arenas of 2 MiB and more are huge-page mappings",
+          "[runtime][arena]") {
+  // Their own mapping, 2 MiB aligned (advised as transparent huge pages),
+  // all of it writable; destroy unmaps it.
+  size_t size = GENERATE(size_t(2) << 20, (size_t(2) << 20) + 64,
+                         size_t(5) << 20);
+  CAPTURE(size);
+  for (int i = 0; i < 3; ++i) {
+    mlcc_arena *arena = nullptr;
+    REQUIRE(mlcc_arena_create(size, &arena) == MLCC_OK);
+    auto *data = static_cast<unsigned char *>(mlcc_arena_data(arena));
+    REQUIRE(data != nullptr);
+#ifdef __linux__
+    CHECK(reinterpret_cast<uintptr_t>(data) % (size_t(2) << 20) == 0);
+#endif
+    CHECK(mlcc_arena_size(arena) == size);
+    std::memset(data, 0xcd, size);
+    CHECK(data[size - 1] == 0xcd);
+    mlcc_arena_destroy(arena);
+  }
+}
+
 TEST_CASE("arena errors", "[runtime][arena]") {
   mlcc_arena *arena = reinterpret_cast<mlcc_arena *>(0x1);
   CHECK(mlcc_arena_create(SIZE_MAX, &arena) == MLCC_OUT_OF_MEMORY);
