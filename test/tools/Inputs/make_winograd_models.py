@@ -4,7 +4,7 @@ input set for each (data/, data_b2/), for test/tools/winograd.test:
   x [N, 32, 9, 11] -> Conv 3x3 pad 1 (32->48) + bias + Relu -> a
   a -> Conv 3x3 pad 1 (48->48) + bias, + a, Relu -> b   (a residual block)
   b -> Conv 3x3 pads (0, 1, 2, 1) (48->35) -> y        (odd channels, pads)
-  x -> Conv 3x3 pad 1 (32->16) -> s                    (too few channels)
+  x -> Conv 3x3 pad 1 (32->8) -> s                     (too few channels)
 
 with seeded random weights."""
 import os
@@ -36,7 +36,7 @@ def model(name, batch):
         helper.make_node("Relu", ["s2"], ["b"], name="relu2"),
         helper.make_node("Conv", ["b", t("w3", (35, 48, 3, 3), 0.08)], ["y"],
                          pads=[0, 1, 2, 1], name="conv3"),
-        helper.make_node("Conv", ["x", t("w4", (16, 32, 3, 3), 0.1)], ["s"],
+        helper.make_node("Conv", ["x", t("w4", (8, 32, 3, 3), 0.1)], ["s"],
                          pads=[1, 1, 1, 1], name="conv4"),
     ]
     graph = helper.make_graph(
