@@ -12,8 +12,35 @@ using namespace mlir;
 
 namespace mlcc::avx512 {
 
+namespace {
+
+/// [N, C, H, W] of a plain [N, C, L], [N, C, H, W] or [N, C, D, H, W]: a
+/// 1-D conv's tensor is blocked as one row, a 3-D conv's as D x H rows.
+SmallVector<int64_t, 4> rowsShape(ArrayRef<int64_t> s) {
+  if (s.size() == 3)
+    return {s[0], s[1], 1, s[2]};
+  if (s.size() == 5)
+    return {s[0], s[1], s[2] * s[3], s[4]};
+  return SmallVector<int64_t, 4>(s);
+}
+
+/// The plain tensor's indices of row `h` (of rowsShape) and pixel `w`.
+SmallVector<Value> plainIndices(OpBuilder &b, Location loc,
+                                ArrayRef<int64_t> s, Value n, Value c, Value h,
+                                Value w) {
+  if (s.size() == 3)
+    return {n, c, w};
+  if (s.size() != 5)
+    return {n, c, h, w};
+  Value rows = b.create<arith::ConstantIndexOp>(loc, s[3]);
+  return {n, c, b.create<arith::DivUIOp>(loc, h, rows),
+          b.create<arith::RemUIOp>(loc, h, rows), w};
+}
+
+} // namespace
+
 MemRefType blockedType(MemRefType plain) {
-  ArrayRef<int64_t> s = plain.getShape();
+  SmallVector<int64_t, 4> s = rowsShape(plain.getShape());
   return MemRefType::get({s[0], convBlocks(s[1]), s[2], s[3], kConvBlock},
                          plain.getElementType());
 }
@@ -47,12 +74,13 @@ std::pair<Value, Value> splitChannel(OpBuilder &b, Location loc, Value c) {
 } // namespace
 
 void emitToBlocked(OpBuilder &b, Location loc, Value plain, Value blocked) {
-  ArrayRef<int64_t> s = cast<MemRefType>(plain.getType()).getShape();
+  ArrayRef<int64_t> shape = cast<MemRefType>(plain.getType()).getShape();
+  SmallVector<int64_t, 4> s = rowsShape(shape);
   forEachNCHW(b, loc, {s[0], s[2], s[3]}, 0, s[1],
               [&](OpBuilder &nb, Location l, Value n, Value c, Value h,
                   Value w) {
-                Value v = nb.create<memref::LoadOp>(l, plain,
-                                                    ValueRange{n, c, h, w});
+                Value v = nb.create<memref::LoadOp>(
+                    l, plain, plainIndices(nb, l, shape, n, c, h, w));
                 auto [cb, lane] = splitChannel(nb, l, c);
                 nb.create<memref::StoreOp>(l, v, blocked,
                                            ValueRange{n, cb, h, w, lane});
@@ -73,15 +101,16 @@ void emitToBlocked(OpBuilder &b, Location loc, Value plain, Value blocked) {
 }
 
 void emitFromBlocked(OpBuilder &b, Location loc, Value blocked, Value plain) {
-  ArrayRef<int64_t> s = cast<MemRefType>(plain.getType()).getShape();
+  ArrayRef<int64_t> shape = cast<MemRefType>(plain.getType()).getShape();
+  SmallVector<int64_t, 4> s = rowsShape(shape);
   forEachNCHW(b, loc, {s[0], s[2], s[3]}, 0, s[1],
               [&](OpBuilder &nb, Location l, Value n, Value c, Value h,
                   Value w) {
                 auto [cb, lane] = splitChannel(nb, l, c);
                 Value v = nb.create<memref::LoadOp>(
                     l, blocked, ValueRange{n, cb, h, w, lane});
-                nb.create<memref::StoreOp>(l, v, plain,
-                                           ValueRange{n, c, h, w});
+                nb.create<memref::StoreOp>(
+                    l, v, plain, plainIndices(nb, l, shape, n, c, h, w));
               });
 }
 

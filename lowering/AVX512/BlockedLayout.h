@@ -16,7 +16,9 @@
 
 namespace mlcc::avx512 {
 
-/// memref<N x ceil(C/16) x H x W x 16 x f32> for a plain [N, C, H, W].
+/// memref<N x ceil(C/16) x H x W x 16 x f32> for a plain [N, C, H, W]; a
+/// 1-D conv's [N, C, L] is one row (N x CB x 1 x L x 16), a 3-D conv's
+/// [N, C, D, H, W] D x H rows (N x CB x DH x W x 16).
 mlir::MemRefType blockedType(mlir::MemRefType plain);
 
 /// blocked = plain in NCHW16c, the padding lanes past C set to 0.

@@ -1,6 +1,7 @@
 //===- SelectConv.cpp - Conv -> AVX-512 direct convolution kernels --------===//
 //
-// f32 2-D convolution, dense (group 1), depthwise or grouped, with constant
+// f32 1-D, 2-D and 3-D convolution, dense (group 1), depthwise or (1-D and
+// 2-D) grouped, with constant
 // weights (packed now into OIhw16i16o) and explicit pads: the input is
 // reordered to NCHW16c in a scratch buffer (a stem's few channels are read
 // plain), the generated kernel runs, and the output stays blocked for the
@@ -40,37 +41,57 @@ constexpr int64_t kMaxGroupsPerChunk = 8;
 bool planConv(Operation *op, ConvSpec &spec) {
   ArrayRef<int64_t> x = shapeOf(op->getOperand(0)),
                     w = shapeOf(op->getOperand(1));
-  if (x.size() != 4 || w.size() != 4)
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size())
     return false;
+  const size_t dims = x.size() - 2;
   std::string autoPad = stringAttr(op, "auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID")
     return false;
   std::vector<int64_t> strides = intsAttr(op, "strides"),
                        dilations = intsAttr(op, "dilations"),
                        pads = intsAttr(op, "pads");
-  if ((!strides.empty() && strides.size() != 2) ||
-      (!dilations.empty() && dilations.size() != 2) ||
-      (!pads.empty() && pads.size() != 4))
+  if ((!strides.empty() && strides.size() != dims) ||
+      (!dilations.empty() && dilations.size() != dims) ||
+      (!pads.empty() && pads.size() != 2 * dims))
     return false;
+  if (strides.empty())
+    strides.assign(dims, 1);
+  if (dilations.empty())
+    dilations.assign(dims, 1);
+  if (pads.empty() || autoPad != "NOTSET")
+    pads.assign(2 * dims, 0);
+  spec.spatialDims = dims == 3 ? 3 : 2;
   spec.n = x[0];
   spec.c = x[1];
-  spec.h = x[2];
-  spec.w = x[3];
   spec.oc = w[0];
-  spec.kernel[0] = w[2];
-  spec.kernel[1] = w[3];
-  for (int i = 0; i < 2; ++i) {
-    spec.strides[i] = strides.empty() ? 1 : strides[i];
-    spec.dilations[i] = dilations.empty() ? 1 : dilations[i];
+  // The spec's 2-D fields take the last two spatial dims: a 3-D conv's
+  // first is its depth, a 1-D conv is a 2-D one of height 1.
+  for (size_t i = 0; i < dims; ++i) {
+    const int slot = static_cast<int>(i + 2) - static_cast<int>(dims);
+    const int64_t begin = pads[i], end = pads[dims + i];
+    if (slot < 0) {
+      spec.d = x[2 + i];
+      spec.depthKernel = w[2 + i];
+      spec.depthStride = strides[i];
+      spec.depthDilation = dilations[i];
+      spec.depthPads[0] = begin;
+      spec.depthPads[1] = end;
+      continue;
+    }
+    (slot == 0 ? spec.h : spec.w) = x[2 + i];
+    spec.kernel[slot] = w[2 + i];
+    spec.strides[slot] = strides[i];
+    spec.dilations[slot] = dilations[i];
+    // The spec's pads are top, left, bottom, right.
+    spec.pads[slot] = begin;
+    spec.pads[2 + slot] = end;
   }
-  for (int i = 0; i < 4 && !pads.empty() && autoPad == "NOTSET"; ++i)
-    spec.pads[i] = pads[i];
   spec.group = intAttr(op, "group", 1);
   if (spec.group == 1)
     return w[1] == spec.c;
   if (spec.group == spec.c && spec.oc == spec.c && w[1] == 1)
     return true; // depthwise
-  return spec.group > 1 && spec.c % spec.group == 0 &&
+  return dims <= 2 && spec.group > 1 && spec.c % spec.group == 0 &&
          w[1] == spec.c / spec.group &&
          groupedConvChunk(spec.c, spec.oc, spec.group, kMaxGroupsPerChunk) > 0;
 }
@@ -193,15 +214,17 @@ LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
     return failure();
   int64_t oh, ow;
   (void)convOutputSize(spec, oh, ow);
-  int64_t taps = spec.kernel[0] * spec.kernel[1];
+  int64_t taps = spec.depthKernel * spec.kernel[0] * spec.kernel[1];
   int64_t weightBlockBytes = depthwise
                                  ? taps * kConvBlock * 4
                                  : convBlocks(spec.c) * taps * 256 * 4;
   // src, weights, bias, dst, residual (laid out as dst).
-  const int64_t dstBlockBytes = oh * ow * kConvBlock * 4;
+  const int64_t dstBlockBytes =
+      convOutputDepth(spec) * oh * ow * kConvBlock * 4;
   emitChunkedKernelCalls(
       ctx, {wholeKernel.str(), blockKernel, tailKernel, blocks}, fields,
-      {depthwise ? spec.h * spec.w * kConvBlock * 4 : 0, weightBlockBytes,
+      {depthwise ? spec.d * spec.h * spec.w * kConvBlock * 4 : 0,
+       weightBlockBytes,
        spec.bias ? kConvBlock * 4 : 0, dstBlockBytes,
        spec.residual ? dstBlockBytes : 0});
   return success();
@@ -257,8 +280,15 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   spec.bias = hasBias;
   spec.residual = static_cast<bool>(residual);
   int64_t oh, ow;
-  if (!planConv(op, spec) || convOutputSize(spec, oh, ow).failed() ||
-      shapeOf(y) != ArrayRef<int64_t>{spec.n, spec.oc, oh, ow} ||
+  if (!planConv(op, spec) || convOutputSize(spec, oh, ow).failed())
+    return TargetLowering::Declined;
+  SmallVector<int64_t> expected{spec.n, spec.oc};
+  if (spec.spatialDims == 3)
+    expected.push_back(convOutputDepth(spec));
+  if (shapeOf(x).size() > 3)
+    expected.push_back(oh);
+  expected.push_back(ow);
+  if (shapeOf(y) != ArrayRef<int64_t>(expected) ||
       (name == "fused_conv" && !fusedActivationOf(op, spec.epilogue)))
     return TargetLowering::Declined;
   EltwiseOp act;
@@ -282,11 +312,11 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
     packGroupedConvWeights(w.data(), spec.oc, spec.c, spec.kernel[0],
                            spec.kernel[1], spec.group, groupsPerChunk, packed);
   else if (spec.group == 1)
-    packConvWeights(w.data(), spec.oc, spec.c, spec.kernel[0], spec.kernel[1],
-                    packed);
+    packConv3dWeights(w.data(), spec.oc, spec.c, spec.depthKernel,
+                      spec.kernel[0], spec.kernel[1], packed);
   else
-    packDepthwiseConvWeights(w.data(), spec.c, spec.kernel[0], spec.kernel[1],
-                             packed);
+    packDepthwiseConv3dWeights(w.data(), spec.c, spec.depthKernel,
+                               spec.kernel[0], spec.kernel[1], packed);
   // The grouped conv's kernels are generated per chunk below.
   std::string symbol;
   if (!grouped) {

@@ -166,7 +166,8 @@ TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
   }
 
   // Blocked when every full-size operand already is.
-  bool blocked = shapeOf(result).size() == 4;
+  // Of any conv's output, 1-D to 3-D: the same elements in either layout.
+  bool blocked = shapeOf(result).size() >= 3 && shapeOf(result).size() <= 5;
   for (auto [i, src] : llvm::enumerate(sources))
     if (shapeOf(src) == shapeOf(result))
       blocked &= state.blocked.count(src) != 0;

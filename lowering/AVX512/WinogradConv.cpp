@@ -83,7 +83,8 @@ bool transformKernels(Operation *op, OpLoweringContext &ctx,
 } // namespace
 
 bool winogradApplies(const ConvSpec &spec) {
-  return spec.group == 1 && !spec.plainInput && spec.kernel[0] == 3 &&
+  return spec.spatialDims == 2 && spec.group == 1 && !spec.plainInput &&
+         spec.kernel[0] == 3 &&
          spec.kernel[1] == 3 && spec.strides[0] == 1 && spec.strides[1] == 1 &&
          spec.dilations[0] == 1 && spec.dilations[1] == 1 &&
          llvm::all_of(spec.pads, [](int64_t p) { return p >= 0 && p <= 2; }) &&

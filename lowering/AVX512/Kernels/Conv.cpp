@@ -1,4 +1,4 @@
-//===- Conv.cpp - AVX-512 f32 direct 2-D convolution kernels --------------===//
+//===- Conv.cpp - AVX-512 f32 direct 2-D and 3-D convolution kernels ------===//
 //
 // A direct convolution in the manner of oneDNN's jit_avx512_common_conv: a
 // block of L output pixels of one row x nb channel blocks (nb zmm vectors
@@ -25,6 +25,11 @@
 // channel blocks, kernel rows; kernel columns and input channels are
 // unrolled.
 //
+// A 3-D conv adds output depth planes (classified by the kernel's depth taps
+// that land inside the input, as rows are) around the rows, and a loop over
+// those depth taps around the input channel blocks: the accumulators stay
+// in registers over the whole 3-D window.
+//
 // A stem conv (few input channels, ConvSpec::plainInput) reads X in plain
 // NCHW: the same loops with a pixel step of 4 bytes and a channel step of
 // one plane, so the model's input needs no reorder into blocks that would be
@@ -40,7 +45,8 @@
 //   rax X pixel block   rbp Y pixel block     rbx X channel block
 //   r12 W channel block r13 X kernel row      r14 W kernel row
 //   rcx kernel-row counter                    r15 channel-block counter
-//   [rsp + ...]  image, group, row and block counters, residual - dst
+//   [rsp + ...]  image, group, depth, row, block and depth-tap counters,
+//                residual - dst
 //   k1 mask of the real lanes of the last channel block, k2 epilogue scratch
 //   zmm accumulators from 0, then nb weight vectors, then (nb = 2) two
 //       broadcast registers; after the loops the registers above the
@@ -75,7 +81,9 @@ constexpr int kGroupCounter = 8;
 constexpr int kRowCounter = 16;
 constexpr int kBlockCounter = 24;
 constexpr int kResidualDelta = 32;
-constexpr int kFrameBytes = 48;
+constexpr int kDepthCounter = 40;
+constexpr int kDepthTapCounter = 48;
+constexpr int kFrameBytes = 64;
 
 /// Registers a block of `width` pixels x `nb` channel blocks needs in the
 /// tap loops.
@@ -105,6 +113,22 @@ Status validate(const ConvSpec &spec) {
              "C == OC)");
   MLCC_CHECK(!spec.plainInput || spec.group == 1, name,
              ": a plain NCHW input is supported for group 1 only");
+  MLCC_CHECK((spec.spatialDims == 2 || spec.spatialDims == 3) &&
+                 (spec.spatialDims == 3 ||
+                  (spec.d == 1 && spec.depthKernel == 1 &&
+                   spec.depthStride == 1 && spec.depthDilation == 1 &&
+                   spec.depthPads[0] == 0 && spec.depthPads[1] == 0)),
+             name, ": a ", spec.spatialDims,
+             "-D conv has no depth (2-D and 3-D are supported)");
+  MLCC_CHECK(spec.d >= 1 && spec.depthKernel >= 1 && spec.depthStride >= 1 &&
+                 spec.depthDilation >= 1 && spec.depthKernel <= 1024 &&
+                 spec.depthStride <= 1024 && spec.depthDilation <= 1024,
+             name, ": depth ", spec.d, ", kernel depth ", spec.depthKernel,
+             ", depth stride ", spec.depthStride, " and dilation ",
+             spec.depthDilation, " must be in [1, 1024] (depth: positive)");
+  for (int64_t p : spec.depthPads)
+    MLCC_CHECK(p >= 0 && p < (int64_t(1) << 20), name, ": depth pad ", p,
+               " is not in [0, 2^20)");
   for (int i = 0; i < 2; ++i) {
     MLCC_CHECK(spec.kernel[i] >= 1, name, ": kernel dim ", spec.kernel[i],
                " must be positive");
@@ -134,18 +158,25 @@ Status validate(const ConvSpec &spec) {
   const int64_t cb = convBlocks(spec.c), ocb = convBlocks(spec.oc);
   // The padded extent: row pointers may point into the padding.
   MLCC_CHECK(fits({spec.n, cb,
+                   spec.d + spec.depthPads[0] + spec.depthPads[1] +
+                       spec.depthKernel * spec.depthDilation,
                    spec.h + spec.pads[0] + spec.pads[2] +
                        spec.kernel[0] * spec.dilations[0],
                    spec.w + spec.pads[1] + spec.pads[3] +
                        spec.kernel[1] * spec.dilations[1],
                    kConvBlock}),
              name, ": input is too large (2 GiB at most)");
-  MLCC_CHECK(fits({ocb, isDepthwise(spec) ? 1 : cb, spec.kernel[0],
+  MLCC_CHECK(fits({ocb, isDepthwise(spec) ? 1 : cb, spec.depthKernel,
+                   spec.kernel[0],
                    spec.kernel[1], kConvBlock, kConvBlock}),
              name, ": packed weights are too large (2 GiB at most)");
   int64_t oh = 0, ow = 0;
   MLCC_RETURN_IF_ERROR(convOutputSize(spec, oh, ow));
-  MLCC_CHECK(fits({spec.n, ocb, oh, ow, kConvBlock}), name,
+  const int64_t od = convOutputDepth(spec);
+  MLCC_CHECK(od >= 1, name, ": the ", spec.depthKernel,
+             "-deep window (dilated) is deeper than the padded depth ",
+             spec.d, ": empty output");
+  MLCC_CHECK(fits({spec.n, ocb, od, oh, ow, kConvBlock}), name,
              ": output is too large (2 GiB at most)");
   MLCC_CHECK(spec.blockWidth >= 0 && spec.blockWidth <= kMaxBlockWidth, name,
              ": block width ", spec.blockWidth, " is not in [0, ",
@@ -177,18 +208,25 @@ struct PixelBlock {
   }
 };
 
+/// The kernel depths [kdLo, kdHi) and rows [khLo, khHi) of the taps that
+/// land inside the input, for one class of output rows.
+struct TapRange {
+  int64_t kdLo = 0, kdHi = 1, khLo = 0, khHi = 0;
+  bool empty() const { return kdHi <= kdLo || khHi <= khLo; }
+};
+
 class ConvKernel : public JitGenerator {
 public:
-  ConvKernel(std::vector<uint8_t> &buffer, const ConvSpec &spec, int64_t oh,
-             int64_t ow, int nb, int width)
-      : JitGenerator(buffer), spec_(spec), oh_(oh), ow_(ow), nb_(nb),
+  ConvKernel(std::vector<uint8_t> &buffer, const ConvSpec &spec, int64_t od,
+             int64_t oh, int64_t ow, int nb, int width)
+      : JitGenerator(buffer), spec_(spec), od_(od), oh_(oh), ow_(ow), nb_(nb),
         width_(width), injector_(*this) {}
 
   void generate();
 
 private:
   const ConvSpec &spec_;
-  const int64_t oh_, ow_;
+  const int64_t od_, oh_, ow_;
   const int nb_, width_;
   EltwiseInjector injector_;
 
@@ -212,32 +250,47 @@ private:
   int64_t kh() const { return spec_.kernel[0]; }
   int64_t kw() const { return spec_.kernel[1]; }
   int64_t cb() const { return convBlocks(spec_.c); }
-  /// 16 input channels' plane: a channel block, blocked or plain.
-  int64_t srcPlaneBytes() const { return spec_.h * spec_.w * kBlockBytes; }
+  /// 16 input channels' planes (D of them): a channel block, blocked or
+  /// plain.
+  int64_t srcPlaneBytes() const {
+    return spec_.d * spec_.h * spec_.w * kBlockBytes;
+  }
   /// One input pixel's step and one input channel's within a block.
   int64_t srcPixelBytes() const { return spec_.plainInput ? 4 : kBlockBytes; }
   int64_t srcChannelBytes() const {
-    return spec_.plainInput ? spec_.h * spec_.w * 4 : 4;
+    return spec_.plainInput ? spec_.d * spec_.h * spec_.w * 4 : 4;
   }
   int64_t srcRowBytes() const { return spec_.w * srcPixelBytes(); }
+  /// One depth plane of a channel block (or channel, plain).
+  int64_t srcDepthBytes() const { return spec_.h * srcRowBytes(); }
   int64_t srcImageBytes() const {
-    return spec_.plainInput ? spec_.c * spec_.h * spec_.w * 4
+    return spec_.plainInput ? spec_.c * spec_.d * spec_.h * spec_.w * 4
                             : cb() * srcPlaneBytes();
   }
-  int64_t dstPlaneBytes() const { return oh_ * ow_ * kBlockBytes; }
+  int64_t dstDepthBytes() const { return oh_ * ow_ * kBlockBytes; }
+  int64_t dstPlaneBytes() const { return od_ * dstDepthBytes(); }
   bool depthwise() const { return isDepthwise(spec_); }
   /// Weight bytes of one kernel tap: 16 x 16, or 16 for depthwise.
   int64_t tapBytes() const { return depthwise() ? kBlockBytes : kTapBytes; }
+  /// Of one input channel block at one depth tap.
   int64_t wBlockBytes() const { return kh() * kw() * tapBytes(); }
+  /// Input channel blocks each output channel block reduces over.
+  int64_t reducedBlocks() const { return depthwise() ? 1 : cb(); }
+  /// Of one depth tap (every reduced block), and of one output block.
+  int64_t wDepthBytes() const { return reducedBlocks() * wBlockBytes(); }
+  int64_t wOutBlockBytes() const {
+    return spec_.depthKernel * wDepthBytes();
+  }
 
   /// A loop of `count` iterations around `body` with its counter in the
   /// stack slot `slot`; no loop for a single iteration.
   template <typename Body> void stackLoop(int64_t count, int slot, Body body);
 
   void groups(int64_t count, int nb, bool masked);
-  void rows(int nb, bool masked);
-  void pixelBlocks(int nb, bool masked, int64_t khLo, int64_t khHi);
-  void microkernel(int nb, bool masked, int64_t khLo, int64_t khHi,
+  void depthPlanes(int nb, bool masked);
+  void rows(int nb, bool masked, int64_t kdLo, int64_t kdHi);
+  void pixelBlocks(int nb, bool masked, const TapRange &taps);
+  void microkernel(int nb, bool masked, const TapRange &taps,
                    const PixelBlock &b);
   void channelBlocks(int64_t count, int ics, int nb, int64_t khLo, int64_t khHi,
                      const PixelBlock &b);
@@ -293,7 +346,7 @@ void ConvKernel::taps(int ics, int nb, const PixelBlock &b) {
         vmovups(
             Xbyak::Zmm(wBase + j),
             ptr[regWKh_ + static_cast<int>((x * kConvBlock + ic) * kBlockBytes +
-                                           j * cb() * wBlockBytes())]);
+                                           j * wOutBlockBytes())]);
       for (int i = 0; i < width; ++i) {
         if (!b.valid[i * kw() + x])
           continue;
@@ -387,28 +440,39 @@ void ConvKernel::epilogue(int nb, bool masked, int width) {
     }
 }
 
-void ConvKernel::microkernel(int nb, bool masked, int64_t khLo, int64_t khHi,
+void ConvKernel::microkernel(int nb, bool masked, const TapRange &taps,
                              const PixelBlock &b) {
   for (int i = 0; i < b.width; ++i)
     for (int j = 0; j < nb; ++j) {
       Xbyak::Zmm z = acc(i, j, nb);
       vpxord(z, z, z);
     }
-  if (khHi > khLo) {
-    mov(regSrcCb_, regSrcBlock_);
-    mov(regWCb_, regWGroup_);
-    if (depthwise()) {
-      channelBlocks(1, 1, nb, khLo, khHi, b);
-    } else {
-      channelBlocks(spec_.c / kConvBlock, kConvBlock, nb, khLo, khHi, b);
-      channelBlocks(1, static_cast<int>(spec_.c % kConvBlock), nb, khLo, khHi,
-                    b);
-    }
+  if (!taps.empty()) {
+    lea(regSrcCb_, ptr[regSrcBlock_ + static_cast<int>(
+                                          taps.kdLo * spec_.depthDilation *
+                                          srcDepthBytes())]);
+    lea(regWCb_, ptr[regWGroup_ + static_cast<int>(taps.kdLo * wDepthBytes())]);
+    const int64_t depthTaps = taps.kdHi - taps.kdLo;
+    stackLoop(depthTaps, kDepthTapCounter, [&] {
+      if (depthwise()) {
+        channelBlocks(1, 1, nb, taps.khLo, taps.khHi, b);
+      } else {
+        channelBlocks(spec_.c / kConvBlock, kConvBlock, nb, taps.khLo,
+                      taps.khHi, b);
+        channelBlocks(1, static_cast<int>(spec_.c % kConvBlock), nb, taps.khLo,
+                      taps.khHi, b);
+      }
+      // The channel blocks left regSrcCb_ past this depth's last block and
+      // regWCb_ at the next depth tap's weights.
+      if (depthTaps > 1)
+        add(regSrcCb_, static_cast<int>(spec_.depthDilation * srcDepthBytes() -
+                                        reducedBlocks() * srcPlaneBytes()));
+    });
   }
   epilogue(nb, masked, b.width);
 }
 
-void ConvKernel::pixelBlocks(int nb, bool masked, int64_t khLo, int64_t khHi) {
+void ConvKernel::pixelBlocks(int nb, bool masked, const TapRange &taps) {
   int width = nb == 2 ? std::min(width_, 14) : width_;
   std::vector<PixelBlock> blocks;
   for (int64_t ow0 = 0; ow0 < ow_; ow0 += width) {
@@ -435,7 +499,7 @@ void ConvKernel::pixelBlocks(int nb, bool masked, int64_t khLo, int64_t khHi) {
     lea(regDstBlock_, ptr[regDstRow_ + static_cast<int>(b.ow0 * kBlockBytes)]);
     const int64_t count = static_cast<int64_t>(last - first);
     stackLoop(count, kBlockCounter, [&] {
-      microkernel(nb, masked, khLo, khHi, b);
+      microkernel(nb, masked, taps, b);
       if (count > 1) {
         add(regSrcBlock_,
             static_cast<int>(b.width * spec_.strides[1] * srcPixelBytes()));
@@ -446,7 +510,7 @@ void ConvKernel::pixelBlocks(int nb, bool masked, int64_t khLo, int64_t khHi) {
   }
 }
 
-void ConvKernel::rows(int nb, bool masked) {
+void ConvKernel::rows(int nb, bool masked, int64_t kdLo, int64_t kdHi) {
   // Kernel rows [lo, hi) of output row y that land inside the input.
   auto range = [&](int64_t y) {
     int64_t top = y * spec_.strides[0] - spec_.pads[0];
@@ -476,8 +540,9 @@ void ConvKernel::rows(int nb, bool masked) {
     lea(regDstRow_,
         ptr[regDstGroup_ + static_cast<int>(first * ow_ * kBlockBytes)]);
     const int64_t count = last - first;
+    const TapRange taps{kdLo, kdHi, r.first, r.second};
     stackLoop(count, kRowCounter, [&] {
-      pixelBlocks(nb, masked, r.first, r.second);
+      pixelBlocks(nb, masked, taps);
       if (count > 1) {
         add(regSrcRow_, static_cast<int>(spec_.strides[0] * rowBytes));
         add(regDstRow_, static_cast<int>(ow_ * kBlockBytes));
@@ -487,13 +552,58 @@ void ConvKernel::rows(int nb, bool masked) {
   }
 }
 
+void ConvKernel::depthPlanes(int nb, bool masked) {
+  // Kernel depths [lo, hi) of output plane z that land inside the input.
+  auto range = [&](int64_t z) {
+    int64_t front = z * spec_.depthStride - spec_.depthPads[0];
+    int64_t lo = spec_.depthKernel, hi = 0;
+    for (int64_t k = 0; k < spec_.depthKernel; ++k) {
+      int64_t plane = front + k * spec_.depthDilation;
+      if (plane >= 0 && plane < spec_.d) {
+        lo = std::min(lo, k);
+        hi = k + 1;
+      }
+    }
+    return lo < hi ? std::make_pair(lo, hi)
+                   : std::make_pair(int64_t(0), int64_t(0));
+  };
+  if (od_ == 1 && spec_.depthPads[0] == 0) {
+    auto r = range(0);
+    rows(nb, masked, r.first, r.second);
+    return;
+  }
+  // While the rows run, regSrcImage_ points at input plane
+  // z * stride - pad (maybe outside the input; only planes inside are
+  // read) and regDstGroup_ at output plane z; both are put back after.
+  const int64_t srcStep = spec_.depthStride * srcDepthBytes();
+  int64_t srcMoved = -spec_.depthPads[0] * srcDepthBytes(), dstMoved = 0;
+  if (srcMoved != 0)
+    add(regSrcImage_, static_cast<int>(srcMoved));
+  for (int64_t first = 0; first < od_;) {
+    auto r = range(first);
+    int64_t last = first + 1;
+    while (last < od_ && range(last) == r)
+      ++last;
+    const int64_t count = last - first;
+    stackLoop(count, kDepthCounter, [&] {
+      rows(nb, masked, r.first, r.second);
+      add(regSrcImage_, static_cast<int>(srcStep));
+      add(regDstGroup_, static_cast<int>(dstDepthBytes()));
+    });
+    srcMoved += count * srcStep;
+    dstMoved += count * dstDepthBytes();
+    first = last;
+  }
+  sub(regSrcImage_, static_cast<int>(srcMoved));
+  sub(regDstGroup_, static_cast<int>(dstMoved));
+}
+
 void ConvKernel::groups(int64_t count, int nb, bool masked) {
   stackLoop(count, kGroupCounter, [&] {
-    rows(nb, masked);
+    depthPlanes(nb, masked);
     // Past the last group too: the narrower tail group comes next.
     add(regDstGroup_, static_cast<int>(nb * dstPlaneBytes()));
-    add(regWGroup_,
-        static_cast<int>(nb * (depthwise() ? 1 : cb()) * wBlockBytes()));
+    add(regWGroup_, static_cast<int>(nb * wOutBlockBytes()));
     // A depthwise group reads its own input channels.
     if (depthwise())
       add(regSrcImage_, static_cast<int>(nb * srcPlaneBytes()));
@@ -549,11 +659,11 @@ void ConvKernel::generate() {
   postamble();
 }
 
-Status emit(const ConvSpec &spec, int64_t oh, int64_t ow, int nb, int width,
-            std::vector<uint8_t> &code) {
+Status emit(const ConvSpec &spec, int64_t od, int64_t oh, int64_t ow, int nb,
+            int width, std::vector<uint8_t> &code) {
   return generateInGrowingBuffer(
       [&](std::vector<uint8_t> &buffer) {
-        ConvKernel kernel(buffer, spec, oh, ow, nb, width);
+        ConvKernel kernel(buffer, spec, od, oh, ow, nb, width);
         kernel.generate();
         return kernel.finish(spec.name, code);
       }, size_t(64) << 10);
@@ -570,6 +680,11 @@ Status convOutputSize(const ConvSpec &spec, int64_t &oh, int64_t &ow) {
              spec.kernel[1], " window (dilated) is larger than the padded ",
              spec.h, " x ", spec.w, " input: empty output");
   return Status::success();
+}
+
+int64_t convOutputDepth(const ConvSpec &spec) {
+  return outDim(spec.d, spec.depthPads[0], spec.depthPads[1],
+                spec.depthKernel, spec.depthStride, spec.depthDilation);
 }
 
 Status generateConv(const ConvSpec &spec, std::vector<uint8_t> &code) {
@@ -597,24 +712,25 @@ Status generateConv(const ConvSpec &spec, std::vector<uint8_t> &code) {
                  nbWidth * nb + std::max(temps, spec.bias ? nb : 0) <= kNumZmm,
              spec.name, ": a block of ", nbWidth, " pixels x ", nb,
              " channel blocks needs more than ", kNumZmm, " zmm registers");
-  return emit(spec, oh, ow, nb, width, code);
+  return emit(spec, convOutputDepth(spec), oh, ow, nb, width, code);
 }
 
-void packConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
-                     int64_t kw, std::vector<float> &packed) {
-  packed.assign(static_cast<size_t>(packedConvWeightsSize(oc, c, kh, kw)),
-                0.0f);
+void packConv3dWeights(const float *w, int64_t oc, int64_t c, int64_t kd,
+                       int64_t kh, int64_t kw, std::vector<float> &packed) {
+  packed.assign(
+      static_cast<size_t>(kd * packedConvWeightsSize(oc, c, kh, kw)), 0.0f);
   const int64_t icb = convBlocks(c);
   for (int64_t o = 0; o < oc; ++o)
     for (int64_t i = 0; i < c; ++i)
-      for (int64_t y = 0; y < kh; ++y)
-        for (int64_t x = 0; x < kw; ++x) {
-          int64_t at =
-              ((((o / kConvBlock) * icb + i / kConvBlock) * kh + y) * kw + x) *
-                  kConvBlock * kConvBlock +
-              (i % kConvBlock) * kConvBlock + o % kConvBlock;
-          packed[at] = w[((o * c + i) * kh + y) * kw + x];
-        }
+      for (int64_t z = 0; z < kd; ++z)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x) {
+            int64_t block =
+                ((o / kConvBlock) * kd + z) * icb + i / kConvBlock;
+            int64_t at = ((block * kh + y) * kw + x) * kConvBlock * kConvBlock +
+                         (i % kConvBlock) * kConvBlock + o % kConvBlock;
+            packed[at] = w[(((o * c + i) * kd + z) * kh + y) * kw + x];
+          }
 }
 
 int64_t groupedConvChunk(int64_t c, int64_t oc, int64_t group,
@@ -649,14 +765,17 @@ void packGroupedConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
   }
 }
 
-void packDepthwiseConvWeights(const float *w, int64_t c, int64_t kh, int64_t kw,
-                              std::vector<float> &packed) {
-  packed.assign(static_cast<size_t>(packedDepthwiseConvWeightsSize(c, kh, kw)),
-                0.0f);
+void packDepthwiseConv3dWeights(const float *w, int64_t c, int64_t kd,
+                                int64_t kh, int64_t kw,
+                                std::vector<float> &packed) {
+  packed.assign(
+      static_cast<size_t>(kd * packedDepthwiseConvWeightsSize(c, kh, kw)),
+      0.0f);
+  const int64_t taps = kd * kh * kw;
   for (int64_t ch = 0; ch < c; ++ch)
-    for (int64_t t = 0; t < kh * kw; ++t)
-      packed[((ch / kConvBlock) * kh * kw + t) * kConvBlock + ch % kConvBlock] =
-          w[ch * kh * kw + t];
+    for (int64_t t = 0; t < taps; ++t)
+      packed[((ch / kConvBlock) * taps + t) * kConvBlock + ch % kConvBlock] =
+          w[ch * taps + t];
 }
 
 void reorderNCHWtoNCHW16c(const float *src, int64_t n, int64_t c, int64_t h,

@@ -1,10 +1,10 @@
-//===- Conv.h - AVX-512 f32 direct 2-D convolution kernels ------*- C++ -*-===//
+//===- Conv.h - AVX-512 f32 direct 2-D and 3-D convolution kernels *- C++ -*-===//
 //
-// Generates f32 kernels for Y = epilogue(conv2d(X, W) + bias + Z) with every
-// shape, stride, pad and dilation known when the kernel is generated
-// (group = 1, or depthwise: group == C == OC). X and Y are channel blocked,
-// the weight is packed once by the compiler; the reorders below convert to
-// and from plain NCHW.
+// Generates f32 kernels for Y = epilogue(conv(X, W) + bias + Z), 2-D or 3-D,
+// with every shape, stride, pad and dilation known when the kernel is
+// generated (group = 1, or depthwise: group == C == OC). X and Y are channel
+// blocked, the weight is packed once by the compiler; the reorders below
+// convert to and from plain NCHW.
 //
 // Blocked activation layout NCHW16c
 // ---------------------------------
@@ -12,7 +12,9 @@
 //
 //   x16c[(((n * CB + cb) * H + h) * W + w) * 16 + c % 16] = x[n][c][h][w]
 //
-// with CB = ceil(C / 16). The kernel writes Y's padding lanes (past C) as 0,
+// with CB = ceil(C / 16). A 3-D conv's tensors [N, C, D, H, W] are NCDHW16c,
+// the same with D x H rows per channel block (h above runs over d * H + h).
+// The kernel writes Y's padding lanes (past C) as 0,
 // so a blocked output feeds the next conv directly. A dense conv never reads
 // X's padding lanes; a depthwise one reads them into Y's padding lanes only
 // (then zeroed), so they may hold anything.
@@ -23,7 +25,11 @@
 //       = w[16 ob + o][16 ib + i][kh][kw]     (0 past OC or C)
 //
 // so one zmm holds the 16 output channels of one input channel at one tap.
-// packed.size() == OCB * ICB * KH * KW * 256 floats.
+// packed.size() == OCB * ICB * KH * KW * 256 floats. A 3-D weight has its
+// depth taps between the output and the input channel blocks,
+//   packed[(((((ob * KD + kd) * ICB + ib) * KH + kh) * KW + kw) * 16 + i) * 16
+//          + o] = w[16 ob + o][16 ib + i][kd][kh][kw],
+// so that one depth tap's weights for every input block are contiguous.
 //
 // The kernel's signature is that of lowering/Common/KernelABI.h:
 //   void kernel(const mlcc_conv_args *args);
@@ -60,6 +66,13 @@ struct ConvSpec {
   int64_t dilations[2] = {1, 1};
   /// ONNX order: top, left, bottom, right.
   int64_t pads[4] = {0, 0, 0, 0};
+  /// A 3-D conv ([N, C, D, H, W]; the fields above are its height and
+  /// width): the input's depth, the kernel's, its stride, dilation and pads
+  /// (front, back). The defaults are a 2-D conv.
+  int spatialDims = 2;
+  int64_t d = 1;
+  int64_t depthKernel = 1, depthStride = 1, depthDilation = 1;
+  int64_t depthPads[2] = {0, 0};
   /// 1, or C == OC for a depthwise conv (weights from
   /// packDepthwiseConvWeights).
   int64_t group = 1;
@@ -81,6 +94,9 @@ struct ConvSpec {
 /// The output's spatial size; fails for a window larger than the padded
 /// input.
 Status convOutputSize(const ConvSpec &spec, int64_t &oh, int64_t &ow);
+/// The output's depth (1 for a 2-D conv), 0 for a depth window larger than
+/// the padded input.
+int64_t convOutputDepth(const ConvSpec &spec);
 
 /// Generates the kernel's machine code into `code` (plain bytes, position
 /// independent). N = 0 gives a kernel that writes nothing. Fails, naming
@@ -89,15 +105,27 @@ Status convOutputSize(const ConvSpec &spec, int64_t &oh, int64_t &ow);
 /// and unsupported epilogue ops.
 Status generateConv(const ConvSpec &spec, std::vector<uint8_t> &code);
 
-/// Packs w [OC, C, KH, KW] into the layout above; `packed` is resized.
-void packConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
-                     int64_t kw, std::vector<float> &packed);
+/// Packs w [OC, C, KD, KH, KW] into the layout above; `packed` is resized.
+void packConv3dWeights(const float *w, int64_t oc, int64_t c, int64_t kd,
+                       int64_t kh, int64_t kw, std::vector<float> &packed);
+/// Packs w [OC, C, KH, KW].
+inline void packConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
+                            int64_t kw, std::vector<float> &packed) {
+  packConv3dWeights(w, oc, c, 1, kh, kw, packed);
+}
 
-/// Packs a depthwise weight w [C, 1, KH, KW] into
-///   packed[((cb * KH + kh) * KW + kw) * 16 + c % 16] = w[16 cb + c][0][kh][kw]
+/// Packs a depthwise weight w [C, 1, KD, KH, KW] into
+///   packed[(((cb * KD + kd) * KH + kh) * KW + kw) * 16 + c % 16]
+///       = w[16 cb + c][0][kd][kh][kw]
 /// (0 past C); `packed` is resized.
-void packDepthwiseConvWeights(const float *w, int64_t c, int64_t kh, int64_t kw,
-                              std::vector<float> &packed);
+void packDepthwiseConv3dWeights(const float *w, int64_t c, int64_t kd,
+                                int64_t kh, int64_t kw,
+                                std::vector<float> &packed);
+/// Packs a depthwise w [C, 1, KH, KW].
+inline void packDepthwiseConvWeights(const float *w, int64_t c, int64_t kh,
+                                     int64_t kw, std::vector<float> &packed) {
+  packDepthwiseConv3dWeights(w, c, 1, kh, kw, packed);
+}
 
 /// A grouped conv (1 < group, not depthwise) runs as dense kernels over
 /// chunks of `groupsPerChunk` consecutive groups: a chunk's input and output
