@@ -184,15 +184,28 @@ LogicalResult emitGroupedConv(Operation *op, OpLoweringContext &ctx,
   return success();
 }
 
+/// Output channel blocks per chunk of a split dense conv: two, as the whole
+/// kernel computes them together (each input value it loads feeds both), so
+/// that a chunk reads its input once per two blocks as the one-thread
+/// kernel does. Chunks of one block read the input twice as often: ResNet-50's
+/// 1x1 convs on 64 channels at 56x56 ran 1.06-1.12x faster on 2 threads
+/// than on 1 (Zen 5), and the 7x7 stem slower.
+int64_t blocksPerChunk(const ConvSpec &spec) {
+  return spec.group == 1 && convBlocks(spec.oc) >= 4 ? 2 : 1;
+}
+
 /// On a pool of several threads, the output channel blocks are split over
-/// the threads, each block computed by a kernel generated for 16 output
-/// channels (and one for a last, narrower block) at offsets into the
-/// weights, bias and output (and, depthwise, the input: each channel block
-/// reads only its own); on one thread the whole-conv kernel runs.
+/// the threads in chunks of blocksPerChunk, each computed by a kernel
+/// generated for that many output channels (and one for a last, narrower
+/// chunk) at offsets into the weights, bias and output (and, depthwise, the
+/// input: each channel block reads only its own); on one thread the
+/// whole-conv kernel runs.
 LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
                                const ConvSpec &spec, StringRef wholeKernel,
                                ArrayRef<Value> fields) {
-  int64_t blocks = convBlocks(spec.oc);
+  const int64_t perChunk = blocksPerChunk(spec);
+  const int64_t chunkChannels = perChunk * kConvBlock;
+  const int64_t chunks = (convBlocks(spec.oc) + perChunk - 1) / perChunk;
   bool depthwise = spec.group != 1;
   auto generate = [&](int64_t oc, std::string &symbol) {
     ConvSpec part = spec;
@@ -207,10 +220,10 @@ LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
     symbol = ctx.addKernel(spec.name + "_block", std::move(code));
     return true;
   };
-  std::string blockKernel, tailKernel;
-  int64_t tail = spec.oc - (blocks - 1) * kConvBlock;
-  if (!generate(kConvBlock, blockKernel) ||
-      (tail != kConvBlock && !generate(tail, tailKernel)))
+  std::string chunkKernel, tailKernel;
+  int64_t tail = spec.oc - (chunks - 1) * chunkChannels;
+  if (!generate(chunkChannels, chunkKernel) ||
+      (tail != chunkChannels && !generate(tail, tailKernel)))
     return failure();
   int64_t oh, ow;
   (void)convOutputSize(spec, oh, ow);
@@ -222,11 +235,10 @@ LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
   const int64_t dstBlockBytes =
       convOutputDepth(spec) * oh * ow * kConvBlock * 4;
   emitChunkedKernelCalls(
-      ctx, {wholeKernel.str(), blockKernel, tailKernel, blocks}, fields,
+      ctx, {wholeKernel.str(), chunkKernel, tailKernel, chunks}, fields,
       {depthwise ? spec.d * spec.h * spec.w * kConvBlock * 4 : 0,
-       weightBlockBytes,
-       spec.bias ? kConvBlock * 4 : 0, dstBlockBytes,
-       spec.residual ? dstBlockBytes : 0});
+       perChunk * weightBlockBytes, spec.bias ? chunkChannels * 4 : 0,
+       perChunk * dstBlockBytes, spec.residual ? perChunk * dstBlockBytes : 0});
   return success();
 }
 
@@ -343,13 +355,14 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   SmallVector<Value> fields{ctx.address(xBuffer), weights, biasAddress,
                             ctx.address(yBlocked), residualAddress};
   // mlcc_conv_args: src, weights, bias, dst, residual.
-  // Splitting by output blocks loses the whole kernel's reuse of each input
-  // load across blocks; with under one block of input channels (a stem conv
-  // on RGB) that reuse is most of the work, and the split was measured
+  // Chunks of one block lose the whole kernel's reuse of each input load
+  // across two blocks; with under one block of input channels (a stem conv
+  // on RGB) that reuse is most of the work, and such a split was measured
   // slower (3 -> 32 channels at 224x224 stride 2: 1.0 ms on one thread,
-  // 1.8 ms on two; ResNet-50's 7x7 stem 2.7 -> 3.4 ms).
-  bool splittable = convBlocks(spec.oc) >= 2 &&
-                    (spec.group != 1 || spec.c >= kConvBlock);
+  // 1.8 ms on two), so a stem is split only in chunks of two blocks.
+  bool splittable =
+      convBlocks(spec.oc) >= 2 &&
+      (spec.group != 1 || spec.c >= kConvBlock || blocksPerChunk(spec) == 2);
   if (grouped) {
     if (failed(emitGroupedConv(op, ctx, spec, groupsPerChunk, fields)))
       return TargetLowering::Failed;

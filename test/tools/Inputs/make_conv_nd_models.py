@@ -2,9 +2,11 @@
 conv3d_b2.onnx) into argv[1], with an input set for each (data1d/,
 data1d_b2/, data3d/, data3d_b2/), for test/tools/conv-nd.test. 1-D:
 
-  x [N, 1, 200] -> Conv k7 s2 (1->24) + LeakyRelu -> a   (a stem)
-  a -> Conv k5 dilation 2 pad 4 (24->32) -> b
-  b -> Conv k3 pad 1 group 4 (32->32) + Relu -> c       (grouped)
+  x [N, 1, 200] -> Conv k7 s2 (1->64) + LeakyRelu -> a   (a stem)
+  a -> Conv k5 dilation 2 pad 4 (64->72) -> b           (5 blocks, the last
+                                                           half full)
+  b -> Conv k1 (72->32) -> p
+  p -> Conv k3 pad 1 group 4 (32->32) + Relu -> c       (grouped)
   c -> depthwise Conv k3 pads (2, 0) (32) -> y
 
 3-D:
@@ -64,10 +66,11 @@ def save(name, nodes, x_shape, outputs, inits):
 def model1d(name, batch):
     m = Weights()
     nodes = [
-        m.conv("stem", "x", 24, 1, (7,), "a0", strides=[2]),
+        m.conv("stem", "x", 64, 1, (7,), "a0", strides=[2]),
         helper.make_node("LeakyRelu", ["a0"], ["a"], name="a", alpha=0.1),
-        m.conv("conv1", "a", 32, 24, (5,), "b", dilations=[2], pads=[4, 4]),
-        m.conv("grouped", "b", 32, 8, (3,), "c0", pads=[1, 1], group=4),
+        m.conv("conv1", "a", 72, 64, (5,), "b", dilations=[2], pads=[4, 4]),
+        m.conv("proj", "b", 32, 72, (1,), "p"),
+        m.conv("grouped", "p", 32, 8, (3,), "c0", pads=[1, 1], group=4),
         relu("c0", "c"),
         m.conv("depthwise", "c", 32, 1, (3,), "y", pads=[2, 0], group=32),
     ]
