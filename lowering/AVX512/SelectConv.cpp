@@ -60,7 +60,6 @@ bool planConv(Operation *op, ConvSpec &spec) {
     dilations.assign(dims, 1);
   if (pads.empty() || autoPad != "NOTSET")
     pads.assign(2 * dims, 0);
-  spec.spatialDims = dims == 3 ? 3 : 2;
   spec.n = x[0];
   spec.c = x[1];
   spec.oc = w[0];
@@ -295,7 +294,7 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   if (!planConv(op, spec) || convOutputSize(spec, oh, ow).failed())
     return TargetLowering::Declined;
   SmallVector<int64_t> expected{spec.n, spec.oc};
-  if (spec.spatialDims == 3)
+  if (shapeOf(x).size() == 5)
     expected.push_back(convOutputDepth(spec));
   if (shapeOf(x).size() > 3)
     expected.push_back(oh);

@@ -83,9 +83,11 @@ bool transformKernels(Operation *op, OpLoweringContext &ctx,
 } // namespace
 
 bool winogradApplies(const ConvSpec &spec) {
-  return spec.spatialDims == 2 && spec.group == 1 && !spec.plainInput &&
-         spec.kernel[0] == 3 &&
-         spec.kernel[1] == 3 && spec.strides[0] == 1 && spec.strides[1] == 1 &&
+  // No depth: a 3-D conv of one plane is laid out as a 2-D one.
+  return spec.d == 1 && spec.depthKernel == 1 && spec.depthPads[0] == 0 &&
+         spec.depthPads[1] == 0 && spec.group == 1 && !spec.plainInput &&
+         spec.kernel[0] == 3 && spec.kernel[1] == 3 && spec.strides[0] == 1 &&
+         spec.strides[1] == 1 &&
          spec.dilations[0] == 1 && spec.dilations[1] == 1 &&
          llvm::all_of(spec.pads, [](int64_t p) { return p >= 0 && p <= 2; }) &&
          spec.c >= kMinWinogradChannels && spec.oc >= kMinWinogradChannels &&

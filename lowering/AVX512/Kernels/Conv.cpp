@@ -113,13 +113,6 @@ Status validate(const ConvSpec &spec) {
              "C == OC)");
   MLCC_CHECK(!spec.plainInput || spec.group == 1, name,
              ": a plain NCHW input is supported for group 1 only");
-  MLCC_CHECK((spec.spatialDims == 2 || spec.spatialDims == 3) &&
-                 (spec.spatialDims == 3 ||
-                  (spec.d == 1 && spec.depthKernel == 1 &&
-                   spec.depthStride == 1 && spec.depthDilation == 1 &&
-                   spec.depthPads[0] == 0 && spec.depthPads[1] == 0)),
-             name, ": a ", spec.spatialDims,
-             "-D conv has no depth (2-D and 3-D are supported)");
   MLCC_CHECK(spec.d >= 1 && spec.depthKernel >= 1 && spec.depthStride >= 1 &&
                  spec.depthDilation >= 1 && spec.depthKernel <= 1024 &&
                  spec.depthStride <= 1024 && spec.depthDilation <= 1024,

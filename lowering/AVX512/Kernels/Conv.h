@@ -69,7 +69,6 @@ struct ConvSpec {
   /// A 3-D conv ([N, C, D, H, W]; the fields above are its height and
   /// width): the input's depth, the kernel's, its stride, dilation and pads
   /// (front, back). The defaults are a 2-D conv.
-  int spatialDims = 2;
   int64_t d = 1;
   int64_t depthKernel = 1, depthStride = 1, depthDilation = 1;
   int64_t depthPads[2] = {0, 0};
