@@ -96,12 +96,12 @@ static mlcc_tensor describe(const Tensor &t, std::vector<int64_t> &dims) {
   return d;
 }
 
-// Whether `dims` (a descriptor's, -1 for any) admit `shape`, dim 0 left
-// out where `anyFirst`.
+// Whether `dims` (a descriptor's, -1 for any) admit `shape`, dim `free`
+// (the range's) left out.
 static bool dimsAdmit(const int64_t *dims, const ref::Shape &shape,
-                      bool anyFirst) {
-  for (size_t d = anyFirst ? 1 : 0; d < shape.size(); ++d)
-    if (dims[d] != -1 && dims[d] != shape[d])
+                      int64_t free) {
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (static_cast<int64_t>(d) != free && dims[d] != -1 && dims[d] != shape[d])
       return false;
   return true;
 }
@@ -116,15 +116,19 @@ static std::vector<int64_t> outputDims(const mlcc_model_desc *desc,
   const mlcc_model_tensor_desc &out = desc->outputs[o];
   const int64_t *dims = out.max_dims ? out.max_dims : out.dims;
   std::vector<int64_t> result(dims, dims + out.rank);
-  const mlcc_model_range *range = desc->range;
-  auto mapped = [&](uint32_t i) { return range && range->mapped[i]; };
+  // The axis of a range's dim in tensor i (inputs, then outputs), or -1.
+  auto rangeAxis = [&](uint32_t i) -> int64_t {
+    if (desc->range)
+      return desc->range->mapped[i] ? 0 : -1;
+    return desc->padded ? desc->padded->axes[i] : -1;
+  };
   for (uint32_t v = 0; v < desc->num_variants; ++v) {
     const int64_t *variant = desc->variants[v].dims;
     bool chosen = true;
     for (uint32_t i = 0; i < desc->num_inputs && chosen; ++i) {
       chosen = inputs[i].shape().size() ==
                    static_cast<size_t>(desc->inputs[i].rank) &&
-               dimsAdmit(variant, inputs[i].shape(), mapped(i));
+               dimsAdmit(variant, inputs[i].shape(), rangeAxis(i));
       variant += desc->inputs[i].rank;
     }
     if (!chosen)
@@ -134,10 +138,11 @@ static std::vector<int64_t> outputDims(const mlcc_model_desc *desc,
     result.assign(variant, variant + out.rank);
     break;
   }
-  if (mapped(desc->num_inputs + o))
+  if (int64_t axis = rangeAxis(desc->num_inputs + o); axis >= 0)
     for (uint32_t i = 0; i < desc->num_inputs; ++i)
-      if (mapped(i) && !inputs[i].shape().empty())
-        result[0] = inputs[i].shape()[0];
+      if (int64_t from = rangeAxis(i);
+          from >= 0 && static_cast<size_t>(from) < inputs[i].shape().size())
+        result[axis] = inputs[i].shape()[from];
   for (int64_t &d : result)
     d = std::max<int64_t>(d, 0);
   return result;

@@ -91,10 +91,17 @@ bool close(double a, double b) {
 
 class MappedDimChecker {
 public:
-  MappedDimChecker(func::FuncOp one, func::FuncOp two, std::string name)
-      : one(one), two(two), name(std::move(name)) {}
+  /// With `padded`, proves the weaker property of a range of lengths (see
+  /// MappedDim.h): item 0 of graph two is graph one, whatever item 1 holds.
+  MappedDimChecker(func::FuncOp one, func::FuncOp two, std::string name,
+                   bool padded)
+      : one(one), two(two), name(std::move(name)), padded(padded) {}
 
-  ref::Status run(std::vector<bool> &mapped);
+  /// The axis of the dim in each input, then output (-1: none).
+  ref::Status run(std::vector<int64_t> &axes);
+  /// With `padded`: the ops of graph two (their indices in its body) that
+  /// must be told the run's length.
+  std::vector<unsigned> lengthOps;
 
 private:
   ref::Status checkOp(Operation *o1, Operation *o2);
@@ -104,6 +111,12 @@ private:
   std::optional<bool> followsFromAxes(Operation *op);
   ref::Status probe(Operation *o1, Operation *o2);
   ref::Status mixes(Operation *op, const std::string &why);
+  /// With `padded`: whether `op` mixes positions only where its lowering
+  /// can take the run's length (attention over its keys).
+  bool takesLength(Operation *op);
+  /// Items of a value that must agree between the graphs: both when
+  /// mapping, the first (the valid positions) when padded.
+  int64_t checkedItems() const { return padded ? 1 : 2; }
 
   int64_t axisOf(Value v) const {
     auto it = axes.find(v);
@@ -113,6 +126,8 @@ private:
 
   func::FuncOp one, two;
   std::string name;
+  bool padded;
+  unsigned opIndex = 0;
   /// graph two's value -> its twin in graph one.
   llvm::DenseMap<Value, Value> twin;
   /// graph two's values with items: the axis that holds them.
@@ -123,9 +138,27 @@ private:
 };
 
 ref::Status MappedDimChecker::mixes(Operation *op, const std::string &why) {
+  if (padded)
+    return ref::Status::error(graph::describeOp(op), " ", why,
+                              ", so positions past a run's '", name,
+                              "' would change the ones before it");
   return ref::Status::error(graph::describeOp(op), " ", why,
                             ", so the model does not compute each '", name,
                             "' item alone");
+}
+
+bool MappedDimChecker::takesLength(Operation *op) {
+  if (!isa<graph::AttentionOp>(op))
+    return false;
+  // Q, K, V [B, S, H*D] with the positions in S; the mask's along its last
+  // dim (the keys) or none.
+  Value mask = op->getOperand(3);
+  int64_t maskRank = isa<NoneType>(mask.getType())
+                         ? 0
+                         : cast<ShapedType>(mask.getType()).getRank();
+  return axisOf(op->getOperand(0)) == 1 && axisOf(op->getOperand(1)) == 1 &&
+         axisOf(op->getOperand(2)) == 1 && axisOf(op->getResult(0)) == 1 &&
+         (!batched(mask) || axisOf(mask) == maskRank - 1);
 }
 
 ref::Status MappedDimChecker::checkConstant(Operation *o1, Operation *o2) {
@@ -139,7 +172,7 @@ ref::Status MappedDimChecker::checkConstant(Operation *o1, Operation *o2) {
   auto c1 = cast<graph::ConstantOp>(o1), c2 = cast<graph::ConstantOp>(o2);
   bool same = axis >= 0 && tensorFromElementsAttr(c1.getValue(), t1).ok() &&
               tensorFromElementsAttr(c2.getValue(), t2).ok();
-  for (int64_t item = 0; same && item < 2; ++item)
+  for (int64_t item = 0; same && item < checkedItems(); ++item)
     forEachItemElement(t2.shape(), t1.shape(), axis, item,
                        [&](int64_t w, int64_t p) {
                          same &= t2.getDouble(w) == t1.getDouble(p);
@@ -311,15 +344,20 @@ ref::Status MappedDimChecker::probe(Operation *o1, Operation *o2) {
     if (isa<NoneType>(v.getType()))
       continue;
     bool same = true;
-    for (int64_t item = 0; same && item < 2; ++item)
+    if (!batched(v)) // a result without the dim: from the first item alone
+      for (int64_t i = 0; same && i < out2[r].numel(); ++i)
+        same = close(out2[r].getDouble(i), out1[0][r].getDouble(i));
+    for (int64_t item = 0; batched(v) && same && item < checkedItems(); ++item)
       forEachItemElement(out2[r].shape(), out1[item][r].shape(), axisOf(v),
                          item, [&](int64_t w, int64_t p) {
                            same &= close(out2[r].getDouble(w),
                                          out1[item][r].getDouble(p));
                          });
     if (!same)
-      return mixes(o2, "computes an item from others (checked on random "
-                       "data)");
+      return mixes(o2, padded ? "computes the first positions from the others "
+                                "(checked on random data)"
+                              : "computes an item from others (checked on "
+                                "random data)");
   }
   return ref::Status::success();
 }
@@ -358,7 +396,7 @@ ref::Status MappedDimChecker::checkOp(Operation *o1, Operation *o2) {
                        "one dim of its items");
     if (axis >= 0)
       axes[r2] = axis;
-    else if (fromItems && !isa<NoneType>(r2.getType()))
+    else if (fromItems && !padded && !isa<NoneType>(r2.getType()))
       return mixes(o2, "has a result of the same shape for one and for two "
                        "items");
     if (fromItems)
@@ -372,14 +410,22 @@ ref::Status MappedDimChecker::checkOp(Operation *o1, Operation *o2) {
   }
   if (o2->getNumRegions() != 0)
     return mixes(o2, "is control flow over values with items");
-  if (std::optional<bool> follows = followsFromAxes(o2))
-    return *follows ? ref::Status::success()
-                    : mixes(o2, "reads its operands' items along an axis it "
-                                "reduces or mixes");
+  if (std::optional<bool> follows = followsFromAxes(o2)) {
+    if (*follows)
+      return ref::Status::success();
+    if (padded && takesLength(o2)) {
+      lengthOps.push_back(opIndex);
+      return ref::Status::success();
+    }
+    return mixes(o2, padded ? "reads its operands' positions along an axis "
+                              "it reduces or mixes"
+                            : "reads its operands' items along an axis it "
+                              "reduces or mixes");
+  }
   return probe(o1, o2);
 }
 
-ref::Status MappedDimChecker::run(std::vector<bool> &mapped) {
+ref::Status MappedDimChecker::run(std::vector<int64_t> &mapped) {
   mapped.clear();
   Block &body1 = one.getBody().front(), &body2 = two.getBody().front();
   if (body1.getNumArguments() != body2.getNumArguments())
@@ -387,19 +433,19 @@ ref::Status MappedDimChecker::run(std::vector<bool> &mapped) {
                               "' = 2 than at 1");
   for (auto [a1, a2] : llvm::zip(body1.getArguments(), body2.getArguments())) {
     int64_t axis = itemAxis(a1.getType(), a2.getType());
-    if (axis != kSame && axis != 0)
+    if (axis == kMismatch || (axis > 0 && !padded))
       return ref::Status::error("input '", inputName(two, a2.getArgNumber()),
                                 "' has '", name,
                                 axis == kMismatch ? "' in more than one dim"
                                                   : "' in a dim other "
                                                     "than the first");
-    if (axis == 0) {
-      axes[a2] = 0;
+    if (axis >= 0) {
+      axes[a2] = axis;
       dependent.insert(a2);
     }
-    mapped.push_back(axis == 0);
+    mapped.push_back(axis);
   }
-  if (llvm::none_of(mapped, [](bool m) { return m; }))
+  if (llvm::none_of(mapped, [](int64_t m) { return m >= 0; }))
     return ref::Status::error("no input has '", name, "' in its dims");
   auto ops1 = body1.without_terminator(), ops2 = body2.without_terminator();
   auto it1 = ops1.begin();
@@ -408,17 +454,18 @@ ref::Status MappedDimChecker::run(std::vector<bool> &mapped) {
       return ref::Status::error("the model simplifies to more ops at '", name,
                                 "' = 2 than at 1");
     MLCC_RETURN_IF_ERROR(checkOp(&*it1++, &o2));
+    ++opIndex;
   }
   if (it1 != ops1.end())
     return ref::Status::error("the model simplifies to fewer ops at '", name,
                               "' = 2 than at 1");
   for (auto [i, v] : llvm::enumerate(body2.getTerminator()->getOperands())) {
     int64_t axis = axisOf(v);
-    if (axis > 0 || (axis == kSame && dependent.contains(v)))
+    if (!padded && (axis > 0 || (axis == kSame && dependent.contains(v))))
       return ref::Status::error("output '", outputName(two, i),
                                 "' does not have its '", name,
                                 "' items along its first dim");
-    mapped.push_back(axis == 0);
+    mapped.push_back(std::max<int64_t>(axis, -1));
   }
   return ref::Status::success();
 }
@@ -430,7 +477,24 @@ ref::Status checkMappedDim(ModuleOp one, ModuleOp two, const std::string &name,
   func::FuncOp f1 = mainFunction(one), f2 = mainFunction(two);
   if (!f1 || !f2)
     return ref::Status::error("the module has no function to compile");
-  return MappedDimChecker(f1, f2, name).run(mapped);
+  std::vector<int64_t> axes;
+  ref::Status s = MappedDimChecker(f1, f2, name, /*padded=*/false).run(axes);
+  mapped.clear();
+  for (int64_t a : axes)
+    mapped.push_back(a == 0);
+  return s;
+}
+
+ref::Status checkPaddedDim(ModuleOp one, ModuleOp two, const std::string &name,
+                           std::vector<int64_t> &axes,
+                           std::vector<unsigned> &lengthOps) {
+  func::FuncOp f1 = mainFunction(one), f2 = mainFunction(two);
+  if (!f1 || !f2)
+    return ref::Status::error("the module has no function to compile");
+  MappedDimChecker checker(f1, f2, name, /*padded=*/true);
+  MLCC_RETURN_IF_ERROR(checker.run(axes));
+  lengthOps = checker.lengthOps;
+  return ref::Status::success();
 }
 
 } // namespace mlcc

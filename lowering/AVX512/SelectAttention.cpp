@@ -24,6 +24,11 @@
 // a short sequence. A sequence with every key masked keeps them all, as
 // the softmax of the whole row is what the model computes then.
 //
+// A variant of a range of lengths (graph::kRunTimeLengthAttr): the
+// positions past the run's length are padding the runtime added, so the
+// kernels run over that many queries (the GEMMs' run-time M, the softmax's
+// rows) and at most that many keys.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Gemm.h"
@@ -31,6 +36,8 @@
 #include "Normalization.h"
 #include "PackPanels.h"
 #include "SelectionUtils.h"
+
+#include "RunTimeExtents.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -117,6 +124,14 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   bool maskRow = hasMask && mr == 1, maskBlock = hasMask && mr == seq;
   // A mask row per sequence marks its padded keys.
   bool skipPadded = maskRow && mh == 1;
+  // A variant of a range of lengths: queries and keys past the run's
+  // length are padding (see the file comment).
+  bool padded = op->hasAttr(graph::kRunTimeLengthAttr);
+  Value length = padded ? ctx.runTimeLength() : Value();
+  if (padded && !length)
+    return failed(op, ref::Status::error("is marked to run over a run-time "
+                                         "length, but the model has none"));
+  bool runTimeKeys = skipPadded || padded;
 
   GemmSpec scoresSpec;
   scoresSpec.name = nodeName(op) + "_scores";
@@ -126,19 +141,22 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   scoresSpec.lda = hidden;
   scoresSpec.bias = maskRow;
   scoresSpec.residual = maskBlock;
-  scoresSpec.runTimeN = skipPadded;
+  scoresSpec.runTimeN = runTimeKeys;
+  scoresSpec.runTimeM = padded;
   GemmSpec contextSpec;
   contextSpec.name = nodeName(op) + "_context";
   contextSpec.m = seq;
   contextSpec.n = dim;
   contextSpec.k = seq;
   contextSpec.ldc = hidden;
-  contextSpec.runTimeK = skipPadded;
+  contextSpec.runTimeK = runTimeKeys;
+  contextSpec.runTimeM = padded;
   SoftmaxSpec softmaxSpec;
   softmaxSpec.name = nodeName(op) + "_softmax";
   softmaxSpec.rows = seq;
   softmaxSpec.cols = seq;
-  softmaxSpec.runTimeCols = skipPadded;
+  softmaxSpec.runTimeCols = runTimeKeys;
+  softmaxSpec.runTimeRows = padded;
   std::vector<uint8_t> scoresCode, contextCode, softmaxCode;
   if (ref::Status s = generateGemm(scoresSpec, scoresCode); s.failed())
     return failed(op, s);
@@ -183,7 +201,9 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   b.setInsertionPoint(batchLoop.getBody()->getTerminator());
   Value keys = skipPadded ? unpaddedKeys(b, loc, ctx.buffer(mask), mb,
                                          batchLoop.getInductionVar(), seq)
-                          : Value();
+                          : length;
+  if (skipPadded && padded)
+    keys = b.create<arith::MinSIOp>(loc, keys, length);
   auto headLoop =
       b.create<scf::ForOp>(loc, indexConst(b, loc, 0),
                            indexConst(b, loc, heads), indexConst(b, loc, 1));
@@ -235,7 +255,7 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   scoresFields.push_back(scoresAddress);
   if (maskBlock)
     scoresFields.push_back(maskOffset);
-  if (!skipPadded) {
+  if (!runTimeKeys) {
     ctx.callKernel(scoresKernel, scoresFields);
     // mlcc_softmax_args: src, dst.
     ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress});
@@ -243,14 +263,17 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
                                    add(yAddress, headOffset)});
     return TargetLowering::Lowered;
   }
-  // The same over the unpadded keys: (, residual, m, k, n) and (, rows,
-  // cols) after the fields above.
-  scoresFields.append({zero, i64(seq), i64(dim), keys});
+  // The same over the unpadded keys (and the run's queries): (, residual,
+  // m, k, n) and (, rows, cols) after the fields above.
+  Value queries = padded ? length : i64(seq);
+  if (!maskBlock)
+    scoresFields.push_back(zero);
+  scoresFields.append({queries, i64(dim), keys});
   ctx.callKernel(scoresKernel, scoresFields);
-  ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress, i64(seq), keys});
+  ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress, queries, keys});
   ctx.callKernel(contextKernel,
                  {probsAddress, packedVAddress, zero, add(yAddress, headOffset),
-                  zero, i64(seq), keys, i64(dim)});
+                  zero, queries, keys, i64(dim)});
   return TargetLowering::Lowered;
 }
 

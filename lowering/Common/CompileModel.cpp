@@ -160,6 +160,53 @@ static ModelInterface mergeInterfaces(const std::vector<HostEntry> &entries,
   return merged;
 }
 
+static uint64_t align64(uint64_t bytes) { return llvm::alignTo(bytes, 64); }
+
+// A range of lengths in the interface: its dim dynamic in the tensors that
+// have it, and an arena that holds every variant's own and its staging
+// buffers (the layout ModelPadded.c uses: after the variant's arena, each
+// tensor with the dim at the variant's shape, 64-byte aligned).
+static LogicalResult describePadded(const InterfacePaddedDim &padded,
+                                    DeviceBackend *device,
+                                    ArrayRef<HostEntry> entries,
+                                    ModelInterface &iface,
+                                    std::vector<std::string> &errors) {
+  if (device || iface.outputDimsOffset != 0) {
+    errors.push_back(device ? "a range of lengths is not compiled for a "
+                              "device target yet; give --dim values"
+                            : "outputs whose extents depend on the data "
+                              "cannot be compiled with a range of lengths "
+                              "yet");
+    return failure();
+  }
+  iface.padded = padded;
+  size_t numInputs = iface.inputs.size();
+  for (auto [i, axis] : llvm::enumerate(padded.axes)) {
+    InterfaceTensor &t =
+        i < numInputs ? iface.inputs[i] : iface.outputs[i - numInputs];
+    if (axis >= 0)
+      t.dims[axis] = {-1, padded.name, -1};
+  }
+  for (const HostEntry &e : entries) {
+    uint64_t bytes = align64(e.interface.arenaBytes);
+    auto stage = [&](const std::vector<InterfaceTensor> &tensors,
+                     size_t first) {
+      for (auto [i, t] : llvm::enumerate(tensors)) {
+        if (padded.axes[first + i] < 0)
+          continue;
+        uint64_t size = dtypeByteSize(t.dtype);
+        for (const InterfaceDim &d : t.dims)
+          size *= static_cast<uint64_t>(d.size);
+        bytes += align64(size);
+      }
+    };
+    stage(e.interface.inputs, 0);
+    stage(e.interface.outputs, numInputs);
+    iface.arenaBytes = std::max(iface.arenaBytes, bytes);
+  }
+  return success();
+}
+
 LogicalResult compileModel(ModuleOp graph, Target &target,
                            const CompileModelOptions &options,
                            CompiledModel &out,
@@ -224,7 +271,8 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
     // A device's weights are uploaded from one blob (or the weights file).
     if (failed(buildHostModule(main, target, options.name,
                                {options.profile, options.targetKernels,
-                                options.externalWeights || device},
+                                options.externalWeights || device,
+                                options.padded.has_value()},
                                host))) {
       if (errors.empty())
         errors.push_back("lowering to --target " + target.name().str() +
@@ -259,7 +307,10 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
         t.dims[0] = {-1, options.range->name, -1};
     }
   }
-  if (host.entries.size() > 1 || options.range)
+  if (options.padded && failed(describePadded(*options.padded, device,
+                                              host.entries, iface, errors)))
+    return failure();
+  if (host.entries.size() > 1 || options.range || options.padded)
     for (const HostEntry &e : host.entries)
       iface.variants.push_back(describeShapes(e.interface, iface));
   if (const CpuTarget *cpu = target.cpuTarget()) {

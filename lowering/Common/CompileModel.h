@@ -54,6 +54,9 @@ struct CompileModelOptions {
   /// A dim the model maps over, compiled as a range: the graphs are the
   /// chunks of it (one of one item), dim 0 of the mapped tensors.
   std::optional<InterfaceRange> range;
+  /// A dim compiled as a range of lengths: the graphs are its buckets,
+  /// their ops that mix positions along it marked kRunTimeLengthAttr.
+  std::optional<InterfacePaddedDim> padded;
 };
 
 struct CompiledModel {

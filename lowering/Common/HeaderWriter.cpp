@@ -207,6 +207,13 @@ bool validate(const ModelInterface &m, std::string &error) {
       return false;
     }
   }
+  if (const std::optional<InterfacePaddedDim> &p = m.padded) {
+    if (p->min < 1 || p->max < p->min || m.range ||
+        p->axes.size() != m.inputs.size() + m.outputs.size()) {
+      error = "the range of lengths of dim '" + p->name + "' is malformed";
+      return false;
+    }
+  }
   return true;
 }
 
@@ -289,6 +296,11 @@ std::string escapeCString(const std::string &s) {
   return r;
 }
 
+uint64_t dtypeByteSize(const std::string &dtype) {
+  const DTypeInfo *d = lookupDType(dtype);
+  return d ? d->size : 0;
+}
+
 bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
                          std::string &error) {
   header.clear();
@@ -361,12 +373,24 @@ bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
     os << "#define " << mac << dim << "_MIN " << r->min << "\n";
     os << "#define " << mac << dim << "_MAX " << r->max << "\n";
   }
+  if (const std::optional<InterfacePaddedDim> &p = m.padded) {
+    std::string dim = upper(sanitize(p->name));
+    os << "// \"" << escapeCString(p->name) << "\" (the -1 dim of the "
+       << "tensors that have it) may be\n// any value from " << p->min << " to "
+       << p->max << ": a run takes the smallest variant below "
+       << "that holds it,\n// padded there; outside the range is an error. "
+       << "The arena holds the padded\n// copies.\n";
+    os << "#define " << mac << dim << "_MIN " << p->min << "\n";
+    os << "#define " << mac << dim << "_MAX " << p->max << "\n";
+  }
   if (!m.variants.empty()) {
-    os << (m.range ? "// Compiled for these shapes (the chunks of the "
-                     "range):\n"
-                   : "// Compiled for these shapes (in this order; the "
-                     "inputs' dims choose one,\n// any other shape is an "
-                     "error):\n");
+    os << (m.range    ? "// Compiled for these shapes (the chunks of the "
+                        "range):\n"
+           : m.padded ? "// Compiled for these shapes (the buckets of the "
+                        "range of lengths):\n"
+                      : "// Compiled for these shapes (in this order; the "
+                        "inputs' dims choose one,\n// any other shape is an "
+                        "error):\n");
     for (const std::string &v : m.variants)
       os << "//   " << v << "\n";
     os << "#define " << mac << "NUM_VARIANTS " << m.variants.size() << "\n";

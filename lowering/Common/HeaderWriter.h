@@ -49,6 +49,16 @@ struct InterfaceRange {
   std::vector<bool> mapped;
 };
 
+/// A dim compiled as a range of lengths (`mlcc compile --dim seq=1..512`):
+/// the variants are its buckets, each running any length up to it (see
+/// mlcc_model_padded_dim in runtime/include/mlcc/model.h).
+struct InterfacePaddedDim {
+  std::string name;
+  int64_t min = 1, max = 1;
+  /// Per input, then per output: the axis that holds the dim, or -1.
+  std::vector<int64_t> axes;
+};
+
 /// What a compiled model looks like from the outside.
 struct ModelInterface {
   /// A C identifier: the header uses the prefixes mlcc_<name>_ and
@@ -73,6 +83,8 @@ struct ModelInterface {
   std::vector<std::string> variants;
   /// With a range dim: it, and the variants are its chunk sizes.
   std::optional<InterfaceRange> range;
+  /// With a range of lengths: it, and the variants are its buckets.
+  std::optional<InterfacePaddedDim> padded;
   /// What the object's code needs of the CPU (MLCC_CPU_* bits) and the
   /// --cpu it was compiled for; 0 and "" when nothing is checked.
   uint64_t cpuFeatures = 0;
@@ -89,6 +101,10 @@ bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
 /// The header of `m`, which the caller has already validated; an invalid
 /// interface gives "" (never an abort).
 std::string writeModelHeader(const ModelInterface &m);
+
+/// Bytes of an element of `dtype` (as mlcc_dtype_string() names it: "f32");
+/// 0 for a name that is none.
+uint64_t dtypeByteSize(const std::string &dtype);
 
 /// `s` as the inside of a C string literal: quotes, backslashes, '?'
 /// (trigraphs), control and non-ASCII bytes escaped (octal, 3 digits).

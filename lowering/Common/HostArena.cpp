@@ -225,6 +225,14 @@ LogicalResult HostBuilder::finishArena() {
     entryResult.interface.outputDimsOffset = offset;
     plan.bytes = offset + outputDimsCount * sizeof(int64_t);
   }
+  if (options.runTimeLength) {
+    // The length the runtime writes before each run: the arena's last 8
+    // bytes (ModelPadded.c), whether or not an op reads it.
+    uint64_t offset = llvm::alignTo(plan.bytes, sizeof(int64_t));
+    if (lengthOffset)
+      lengthOffset.setValueAttr(b.getIndexAttr(offset));
+    plan.bytes = offset + sizeof(int64_t);
+  }
   entryResult.interface.arenaBytes = plan.bytes;
   entryResult.arenaLowerBound = plan.lowerBound;
 

@@ -275,6 +275,14 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
   case TargetLowering::Declined:
     break;
   }
+  // The portable lowerings compute over the static extents: on the padding
+  // of a range of lengths, which this op must not read.
+  if (op->hasAttr(graph::kRunTimeLengthAttr))
+    return op->emitError()
+           << describeOp(op)
+           << ": mixes positions along a range of lengths, which only "
+              "--target avx512's kernels for it take yet (they run over the "
+              "run's length); give --dim values instead";
   const portable::PortableRegistry &registry = portable::portableRegistry();
   auto fn = registry.find(op->getName().getStringRef());
   if (fn == registry.end())

@@ -107,6 +107,9 @@ struct HostOptions {
   /// Address weights in the data the entry gets as its second argument
   /// (HostModule::weights, the weights file) instead of as globals.
   bool externalWeights = false;
+  /// The entry runs a variant of a range of lengths: the last 8 bytes of
+  /// its arena hold the run's length (OpLoweringContext::runTimeLength).
+  bool runTimeLength = false;
 };
 
 mlir::LogicalResult buildHostModule(mlir::func::FuncOp graph, Target &target,

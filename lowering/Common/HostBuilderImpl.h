@@ -62,6 +62,7 @@ public:
   void parallelFor(int64_t n, ArrayRef<Value> fields,
                    std::function<void(Value, ValueRange)> body) override;
   Value numThreads() override;
+  Value runTimeLength() override;
   void noteProductPrecision(WorkPrecision precision) override;
 
 private:
@@ -209,6 +210,10 @@ private:
   /// Where the outputs' dims go (set with the arena plan), and how many.
   arith::ConstantIndexOp outputDimsOffset;
   int64_t outputDimsCount = 0;
+  /// With HostOptions::runTimeLength: the arena offset of the run's length
+  /// (set by finishArena) and its value, read at the entry's start.
+  arith::ConstantIndexOp lengthOffset;
+  Value lengthValue;
   std::vector<Slot> slots;
   HostEntry entryResult;
 };

@@ -9,6 +9,8 @@
 // runtime reads them into the caller's descriptors, and moves the elements
 // of an output padded along an inner dim together, so that the caller gets
 // the dense tensor of the actual shape.
+// A variant of a range of lengths reads the run's length from its arena's
+// last 8 bytes, where the runtime writes it (ModelPadded.c).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +41,20 @@ Value HostBuilder::extent(Value v, int64_t dim) {
         currentLoc, cast<ShapedType>(v.getType()).getDimSize(dim), 64);
   Value at = b.create<arith::ConstantIndexOp>(currentLoc, dim);
   return b.create<memref::LoadOp>(currentLoc, extentBuffer(v), ValueRange{at});
+}
+
+Value HostBuilder::runTimeLength() {
+  if (lengthValue || !options.runTimeLength)
+    return lengthValue;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&entry.getBody().front());
+  lengthOffset = b.create<arith::ConstantIndexOp>(currentLoc, 0);
+  Value slot =
+      b.create<memref::ViewOp>(currentLoc, MemRefType::get({1}, b.getI64Type()),
+                               arena, lengthOffset.getResult(), ValueRange{});
+  Value first = b.create<arith::ConstantIndexOp>(currentLoc, 0);
+  lengthValue = b.create<memref::LoadOp>(currentLoc, slot, ValueRange{first});
+  return lengthValue;
 }
 
 void HostBuilder::propagateExtents(Operation *op) {

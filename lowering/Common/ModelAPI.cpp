@@ -12,7 +12,7 @@ namespace mlcc::lowering {
 namespace {
 
 /// runtime/include/mlcc/model.h's MLCC_MODEL_ABI_VERSION.
-constexpr uint32_t kModelABIVersion = 6;
+constexpr uint32_t kModelABIVersion = 7;
 
 // The values of runtime/include/mlcc/tensor.h's mlcc_dtype.
 int32_t dtypeCode(const std::string &name) {
@@ -43,6 +43,7 @@ private:
   Constant *variantTable(ArrayRef<HostEntry> entries);
   Constant *deviceProgram(const DeviceProgramSymbols &device);
   Constant *range(const InterfaceRange &r);
+  Constant *padded(const InterfacePaddedDim &p);
   Constant *blob(const std::string &symbol);
   Function *exported(StringRef suffix, Type *result, ArrayRef<Type *> params);
   FunctionCallee runtime(StringRef name, Type *result,
@@ -181,6 +182,25 @@ Constant *APIWriter::range(const InterfaceRange &r) {
                             init, prefix + "range");
 }
 
+// mlcc_model_padded_dim: {name, min, max, axes (an int8 per input, then
+// per output)}.
+Constant *APIWriter::padded(const InterfacePaddedDim &p) {
+  std::vector<uint8_t> axes;
+  for (int64_t a : p.axes)
+    axes.push_back(static_cast<uint8_t>(static_cast<int8_t>(a)));
+  Constant *data = ConstantDataArray::get(ctx, axes);
+  auto *axesVar =
+      new GlobalVariable(m, data->getType(), true, GlobalValue::PrivateLinkage,
+                         data, prefix + "padded_axes");
+  StructType *paddedType = StructType::get(ctx, {ptr, i64, i64, ptr});
+  Constant *init =
+      ConstantStruct::get(paddedType, {string(p.name, prefix + "padded_name"),
+                                       ConstantInt::get(i64, p.min),
+                                       ConstantInt::get(i64, p.max), axesVar});
+  return new GlobalVariable(m, paddedType, true, GlobalValue::PrivateLinkage,
+                            init, prefix + "padded");
+}
+
 // A data blob the object emitter defines.
 Constant *APIWriter::blob(const std::string &symbol) {
   if (GlobalVariable *gv = m.getGlobalVariable(symbol, true))
@@ -226,10 +246,10 @@ void APIWriter::write(ArrayRef<HostEntry> entries,
                       const DeviceProgramSymbols *device) {
   // mlcc_model_desc: see runtime/include/mlcc/model.h. One entry is the
   // descriptor's; several, or the chunks of a range, are its variants.
-  bool variants = entries.size() > 1 || iface.range;
+  bool variants = entries.size() > 1 || iface.range || iface.padded;
   StructType *descType =
       StructType::get(ctx, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, i64,
-                            i64, ptr, i64, ptr, i64, ptr, ptr});
+                            i64, ptr, i64, ptr, i64, ptr, ptr, ptr});
   Constant *desc = ConstantStruct::get(
       descType,
       {ConstantInt::get(i32, kModelABIVersion),
@@ -254,7 +274,9 @@ void APIWriter::write(ArrayRef<HostEntry> entries,
            ? static_cast<Constant *>(ConstantPointerNull::get(ptr))
            : string(iface.cpuName, prefix + "cpu_name"),
        iface.range ? range(*iface.range)
-                   : static_cast<Constant *>(ConstantPointerNull::get(ptr))});
+                   : static_cast<Constant *>(ConstantPointerNull::get(ptr)),
+       iface.padded ? padded(*iface.padded)
+                    : static_cast<Constant *>(ConstantPointerNull::get(ptr))});
   auto *descVar =
       new GlobalVariable(m, descType, true, GlobalValue::ExternalLinkage, desc,
                          modelDescriptorSymbol(iface));

@@ -94,6 +94,11 @@ public:
       std::function<void(mlir::Value index, mlir::ValueRange fields)> body) = 0;
   /// The i64 number of threads the model runs on (1 without a pool).
   virtual mlir::Value numThreads() = 0;
+  /// The i64 length of a dim compiled as a range of lengths (`--dim
+  /// seq=1..512`) in this run, at most the static extent this variant was
+  /// compiled for; for the ops marked kRunTimeLengthAttr, which must not
+  /// read the positions past it.
+  virtual mlir::Value runTimeLength() = 0;
 
   /// Emits `symbol(&args)`, where args is an array of 8-byte fields holding
   /// `fields` (i64 values: addresses or integers), the layout of every args

@@ -14,6 +14,7 @@
 #include "mlcc/model.h"
 #include "DeviceModel.h"
 #include "LastError.h"
+#include "ModelPadded.h"
 #include "ModelRange.h"
 #include "WeightsFile.h"
 #include "mlcc/arena.h"
@@ -262,6 +263,12 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
   if (desc->range && desc->device)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: a device model has no range", fn);
+  if (desc->padded && desc->device)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: a device model has no range of lengths",
+                               fn);
+  if (desc->padded)
+    return mlccPaddedCheckDesc(fn, desc);
   return desc->range ? mlccRangeCheckDesc(fn, desc) : MLCC_OK;
 }
 
@@ -708,11 +715,13 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
   mlcc_status status = checkArrays(fn, desc, inputs, outputs);
   if (status != MLCC_OK)
     return status;
-  if (!desc->range)
-    return checkAndRunShapes(fn, desc, arena, weights, pool, device, inputs,
-                             outputs);
   RunState state = {fn, desc, arena, weights, pool, device};
-  return mlccRangeRun(fn, desc, inputs, outputs, runChunk, &state);
+  if (desc->padded)
+    return mlccPaddedRun(fn, desc, arena, inputs, outputs, runChunk, &state);
+  if (desc->range)
+    return mlccRangeRun(fn, desc, inputs, outputs, runChunk, &state);
+  return checkAndRunShapes(fn, desc, arena, weights, pool, device, inputs,
+                           outputs);
 }
 
 mlcc_status mlcc_model_run(const mlcc_model_desc *desc, mlcc_model_context *ctx,

@@ -218,6 +218,7 @@ int runBench(const BenchOptions &options) {
   compileOptions.target.cpu = options.cpu;
   compileOptions.target.precision = options.precision;
   compileOptions.range = shapes.interfaceRange;
+  compileOptions.padded = shapes.interfacePadded;
   lowering::CompiledModel compiled;
   ref::Status s = compileForTarget(shapes.views(), options.target,
                                    compileOptions, compiled);
@@ -253,7 +254,12 @@ int runBench(const BenchOptions &options) {
                           benchInputShape(desc, i));
       fillDeterministic(inputs.back());
     }
-    if (const mlcc_model_range *range = desc->range)
+    if (const mlcc_model_padded_dim *padded = desc->padded)
+      std::fprintf(stderr,
+                   "mlcc: note: timing %s=%lld, the range's largest (--data "
+                   "chooses another)\n",
+                   padded->name, static_cast<long long>(padded->max));
+    else if (const mlcc_model_range *range = desc->range)
       std::fprintf(stderr,
                    "mlcc: note: timing %s=%lld, the range's largest (--data "
                    "chooses another)\n",

@@ -246,6 +246,7 @@ int runCompile(const CompileOptions &options) {
   compileOptions.target = options.targetOptions;
   compileOptions.externalWeights = options.weights == "external";
   compileOptions.range = shapes.interfaceRange;
+  compileOptions.padded = shapes.interfacePadded;
   lowering::CompiledModel compiled;
   ref::Status s = compileForTarget(shapes.views(), options.target,
                                    compileOptions, compiled);

@@ -6,6 +6,7 @@
 #include "mlcc/Driver/MappedDim.h"
 
 #include "GraphDialect.h"
+#include "RunTimeExtents.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -46,18 +47,118 @@ bool findDimRange(const std::vector<std::string> &dims,
       }
       range = r;
     }
-    // The values beside a range are chunks that must fit in it.
+    // The values beside a range are chunks (or buckets) that must fit in
+    // it.
     if (range && range->name == d.substr(0, eq))
       for (llvm::StringRef value : values) {
         int64_t chunk = 0;
-        if (!isRangeValue(value) && (value.getAsInteger(10, chunk) ||
-                                     chunk < 1 || chunk > range->max)) {
+        if (isRangeValue(value))
+          continue;
+        if (value.getAsInteger(10, chunk) || chunk < 1 || chunk > range->max) {
           printErrors({"--dim '" + d + "': " + value.str() +
                        " is no chunk of the range (1.." +
                        std::to_string(range->max) + ")"});
           return false;
         }
+        range->values.push_back(chunk);
       }
+  }
+  return true;
+}
+
+bool classifyDimRange(MLIRContext &ctx, const ModelOptions &options,
+                      DimRange &range) {
+  ModelOptions imported = options;
+  imported.pipeline = "none";
+  imported.dims.clear();
+  OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, imported);
+  if (!module)
+    return false;
+  func::FuncOp main = mainFunction(*module);
+  range.padded = false;
+  for (unsigned i = 0; main && i < main.getNumArguments(); ++i) {
+    auto type = dyn_cast<RankedTensorType>(main.getArgument(i).getType());
+    auto params = main.getArgAttrOfType<ArrayAttr>(i, "graph.dim_params");
+    for (int64_t d = 1; type && d < type.getRank(); ++d)
+      range.padded |=
+          type.isDynamicDim(d) && graph::dimParamName(params, d) == range.name;
+  }
+  return true;
+}
+
+std::vector<int64_t> rangeVariantValues(const DimRange &range) {
+  if (!range.padded)
+    return {1};
+  std::vector<int64_t> buckets = range.values;
+  if (buckets.empty())
+    for (int64_t b = kMinLengthBucket; b < range.max; b *= 2)
+      if (b >= range.min)
+        buckets.push_back(b);
+  buckets.push_back(range.max);
+  llvm::sort(buckets);
+  buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
+  return buckets;
+}
+
+bool describePaddedRange(MLIRContext &ctx, const ModelOptions &options,
+                         ArrayRef<ModuleOp> variants, const DimRange &range,
+                         InterfacePaddedDim &out) {
+  out = {range.name, range.min, range.max, {}};
+  if (!options.quantize.empty()) {
+    printErrors({"--dim " + range.flag +
+                 ": --quantize compiles no range "
+                 "yet; give the dim values"});
+    return false;
+  }
+  // The model at n and 2n positions: the first n of the second must be the
+  // first, whatever the others hold.
+  int64_t n = std::clamp<int64_t>(range.max / 2, 1, kMinLengthBucket);
+  auto at = [&](int64_t extent) {
+    ModelOptions o = options;
+    o.passChanges = false;
+    for (std::string &d : o.dims)
+      if (llvm::StringRef(d).starts_with(range.name + "="))
+        d = range.name + "=" + std::to_string(extent);
+    return loadAndSimplify(ctx, o);
+  };
+  OwningOpRef<ModuleOp> one = at(n), two = at(2 * n);
+  if (!one || !two)
+    return false;
+  std::vector<unsigned> lengthOps;
+  if (ref::Status s =
+          checkPaddedDim(*one, *two, range.name, out.axes, lengthOps);
+      s.failed()) {
+    printErrors({"--dim " + range.flag + ": " + s.message(),
+                 "a range of lengths compiles only a model whose positions "
+                 "past a run's length cannot change those before it; give "
+                 "values instead, --dim " +
+                     range.name + "=16,128 compiles a variant for each"});
+    return false;
+  }
+  // Each variant is the same ops (the proof's): mark those that take the
+  // run's length.
+  Block &proved = mainFunction(*two).getBody().front();
+  for (ModuleOp variant : variants) {
+    Block &body = mainFunction(variant).getBody().front();
+    auto ops = body.without_terminator();
+    auto provedOps = proved.without_terminator();
+    if (std::distance(ops.begin(), ops.end()) !=
+            std::distance(provedOps.begin(), provedOps.end()) ||
+        !llvm::all_of(llvm::zip(ops, provedOps), [](auto pair) {
+          return std::get<0>(pair).getName() == std::get<1>(pair).getName();
+        })) {
+      printErrors({"--dim " + range.flag +
+                   ": the model simplifies to other ops at some of its "
+                   "buckets than at " +
+                   range.name + "=" + std::to_string(2 * n) +
+                   "; give values instead"});
+      return false;
+    }
+    std::vector<Operation *> list;
+    for (Operation &op : ops)
+      list.push_back(&op);
+    for (unsigned i : lengthOps)
+      list[i]->setAttr(graph::kRunTimeLengthAttr, UnitAttr::get(&ctx));
   }
   return true;
 }

@@ -1,10 +1,16 @@
 //===- RangeDim.h - mlcc compile --dim NAME=LO..HI --------------*- C++ -*-===//
 //
-// A range compiles the model for one item of the dim (and for each value
-// given beside it: --dim batch=1..64,8) and proves that the model maps over
-// it (mlcc/Driver/MappedDim.h); the runtime runs a call's items in chunks.
-// Without any --dim, a model whose only symbolic dims are one batch gets
-// the range 1..64 in chunks of 8 and 1.
+// A range of a dim the model maps over (one that is dim 0 of every input
+// that has it: a batch) compiles the model for one item of the dim (and for
+// each value given beside it: --dim batch=1..64,8) and proves that the
+// model maps over it (mlcc/Driver/MappedDim.h); the runtime runs a call's
+// items in chunks. Without any --dim, a model whose only symbolic dims are
+// one batch gets the range 1..64 in chunks of 8 and 1.
+// A range of any other dim (a sequence: --dim seq=1..512) is a range of
+// lengths: the model is compiled for buckets of them (16, 32, 64, ... and
+// the range's max, or the values given beside it) and proved to let no
+// position past a run's length reach those before it (checkPaddedDim); the
+// runtime pads a run to its bucket.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +38,15 @@ struct DimRange {
   int64_t min = 1, max = 1;
   /// The --dim text, for messages ("batch=1..64,8").
   std::string flag;
+  /// The values given beside the range: chunks, or a range of lengths'
+  /// buckets.
+  std::vector<int64_t> values;
+  /// A range of lengths (set by classifyDimRange).
+  bool padded = false;
 };
+
+/// The smallest bucket of a range of lengths without values beside it.
+constexpr int64_t kMinLengthBucket = 16;
 
 /// The range among `dims` ("NAME=LO..HI" as one of a dim's values), if any.
 /// False after printing an error: a malformed range, or more than one.
@@ -41,6 +55,15 @@ bool findDimRange(const std::vector<std::string> &dims,
 
 /// The value a range stands for in a variant's --dim: its chunk of one.
 std::string rangeChunkValue();
+
+/// Sets `range.padded` when some input of the model has the dim elsewhere
+/// than in dim 0. False when the model does not import (errors printed).
+bool classifyDimRange(mlir::MLIRContext &ctx, const ModelOptions &options,
+                      DimRange &range);
+
+/// The values a range stands for in the variants' --dim: its chunk of one,
+/// or a range of lengths' buckets (ascending, the max last).
+std::vector<int64_t> rangeVariantValues(const DimRange &range);
 
 /// Whether `value` (one of a --dim's comma-separated values) is a range.
 bool isRangeValue(llvm::StringRef value);
@@ -58,6 +81,15 @@ bool defaultDimRange(mlir::MLIRContext &ctx, const ModelOptions &options,
 bool describeRange(mlir::MLIRContext &ctx, const ModelOptions &oneOptions,
                    mlir::ModuleOp one, const DimRange &range,
                    InterfaceRange &out);
+
+/// For a range of lengths: proves that the model (compiled with
+/// `options`, a --dim value for every dim) lets no padding reach a run's
+/// positions, marks the ops of each variant that must run over the run's
+/// length, and describes the range for the object. False after printing
+/// why not.
+bool describePaddedRange(mlir::MLIRContext &ctx, const ModelOptions &options,
+                         llvm::ArrayRef<mlir::ModuleOp> variants,
+                         const DimRange &range, InterfacePaddedDim &out);
 
 } // namespace mlcc::cli
 

@@ -37,6 +37,7 @@ public:
   /// `modules` are the model at each shape of one object (ShapeVariants).
   ref::Status init(llvm::ArrayRef<ModuleOp> modules,
                    const std::optional<InterfaceRange> &range,
+                   const std::optional<InterfacePaddedDim> &padded,
                    const RunOptions &options) {
     if (options.target == "ref") {
       executor = std::make_unique<ref::Executor>(mainFunction(modules[0]));
@@ -44,6 +45,7 @@ public:
     }
     lowering::CompileModelOptions compile;
     compile.range = range;
+    compile.padded = padded;
     compile.name = defaultModelName(options.model.model);
     compile.targetKernels = !options.portableOnly;
     compile.target = options.targetOptions;
@@ -144,7 +146,8 @@ int runRun(const RunOptions &options) {
     if (!loadShapeVariants(ctx, model, /*stats=*/false, oneObject))
       return 1;
     runner = std::make_unique<ModelRunner>();
-    if (s = runner->init(oneObject.views(), oneObject.interfaceRange, options);
+    if (s = runner->init(oneObject.views(), oneObject.interfaceRange,
+                         oneObject.interfacePadded, options);
         s.failed()) {
       printErrors({"running the model failed: " + s.message()});
       return 1;
@@ -164,7 +167,8 @@ int runRun(const RunOptions &options) {
       if (!(module = loadAndSimplify(ctx, model)))
         return 1;
       runner = std::make_unique<ModelRunner>();
-      if (s = runner->init(*module, std::nullopt, options); s.failed()) {
+      if (s = runner->init(*module, std::nullopt, std::nullopt, options);
+          s.failed()) {
         printErrors({"running the model failed: " + s.message()});
         return 1;
       }

@@ -24,7 +24,10 @@ bool hasSeveralShapes(const std::vector<std::string> &dims) {
 
 // The options of each variant, with one value per dim (every combination
 // of several such dims). Empty after printing an error.
-static std::vector<ModelOptions> shapeOptions(const ModelOptions &options) {
+// A range stands for rangeValues.
+static std::vector<ModelOptions>
+shapeOptions(const ModelOptions &options,
+             const std::vector<int64_t> &rangeValues) {
   std::vector<ModelOptions> variants{options};
   for (ModelOptions &v : variants)
     v.dims.clear();
@@ -33,14 +36,19 @@ static std::vector<ModelOptions> shapeOptions(const ModelOptions &options) {
     llvm::SmallVector<llvm::StringRef> parts;
     llvm::StringRef(d).substr(eq == std::string::npos ? d.size() : eq + 1)
         .split(parts, ',');
-    // A range stands for its chunk of one item (RangeDim.h) beside the
-    // chunks given with it.
+    // A range stands for its chunk of one item beside the chunks given
+    // with it, or for the buckets of a range of lengths (RangeDim.h).
+    bool ranged = llvm::any_of(parts, isRangeValue);
     std::vector<std::string> chunks;
-    for (llvm::StringRef value : parts) {
-      std::string chunk = isRangeValue(value) ? rangeChunkValue() : value.str();
+    auto add = [&](const std::string &chunk) {
       if (!llvm::is_contained(chunks, chunk))
         chunks.push_back(chunk);
-    }
+    };
+    for (int64_t value : ranged ? rangeValues : std::vector<int64_t>{})
+      add(std::to_string(value));
+    for (llvm::StringRef value : parts)
+      if (!isRangeValue(value))
+        add(value.str());
     std::vector<ModelOptions> next;
     for (const ModelOptions &v : variants)
       for (const std::string &value : chunks) {
@@ -64,7 +72,11 @@ bool loadShapeVariants(MLIRContext &ctx, const ModelOptions &model, bool stats,
   out = {};
   if (!findDimRange(model.dims, out.range))
     return false;
-  std::vector<ModelOptions> shapes = shapeOptions(model);
+  if (out.range && !classifyDimRange(ctx, model, *out.range))
+    return false;
+  std::vector<ModelOptions> shapes =
+      shapeOptions(model, out.range ? rangeVariantValues(*out.range)
+                                    : std::vector<int64_t>{});
   if (shapes.empty())
     return false;
   for (ModelOptions &shape : shapes) {
@@ -75,8 +87,23 @@ bool loadShapeVariants(MLIRContext &ctx, const ModelOptions &model, bool stats,
   }
   if (!out.range)
     return true;
-  // The first variant of one item proves the model maps over the dim.
   const DimRange &range = *out.range;
+  if (range.padded) {
+    if (!describePaddedRange(ctx, shapes.front(), out.views(), range,
+                             out.interfacePadded.emplace()))
+      return false;
+    if (stats)
+      std::printf(
+          "range of lengths %s=%lld..%lld: %zu buckets, %zu of the "
+          "model's tensors padded, run by the smallest bucket that "
+          "holds a run\n",
+          range.name.c_str(), static_cast<long long>(range.min),
+          static_cast<long long>(range.max), out.modules.size(),
+          static_cast<size_t>(llvm::count_if(
+              out.interfacePadded->axes, [](int64_t a) { return a >= 0; })));
+    return true;
+  }
+  // The first variant of one item proves the model maps over the dim.
   const std::string one = range.name + "=" + rangeChunkValue();
   size_t i = 0;
   while (!llvm::is_contained(shapes[i].dims, one))

@@ -20,6 +20,7 @@ struct ShapeVariants {
   /// The range dim, as the --dim gave it and as the object describes it.
   std::optional<DimRange> range;
   std::optional<InterfaceRange> interfaceRange;
+  std::optional<InterfacePaddedDim> interfacePadded;
 
   std::vector<mlir::ModuleOp> views() const;
 };

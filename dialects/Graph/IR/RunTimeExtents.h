@@ -32,6 +32,13 @@
 
 namespace mlcc::graph {
 
+/// On an op of a variant of a range of lengths (`mlcc compile --dim
+/// seq=1..512`, compiled for a bucket of them) that mixes positions along
+/// that dim (attention over its keys): the op must compute over the run's
+/// length only (OpLoweringContext::runTimeLength), never the padding past
+/// it. A unit attribute, set by the driver's proof (mlcc/Driver/PaddedDim.h).
+constexpr llvm::StringLiteral kRunTimeLengthAttr = "graph.run_time_length";
+
 /// The attribute's name, on ops and on function results.
 constexpr llvm::StringLiteral kRunTimeExtentsAttr = "graph.run_time_extents";
 

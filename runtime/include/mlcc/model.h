@@ -33,7 +33,7 @@ MLCC_EXTERN_C_BEGIN
 
 /// The descriptor layout this runtime understands. A model compiled for
 /// another version is rejected with MLCC_UNSUPPORTED, never misread.
-#define MLCC_MODEL_ABI_VERSION 6
+#define MLCC_MODEL_ABI_VERSION 7
 
 /// One input or output of a model. 32 bytes on 64-bit targets.
 typedef struct mlcc_model_tensor_desc {
@@ -92,6 +92,26 @@ typedef struct mlcc_model_range {
   const uint8_t *mapped;
 } mlcc_model_range;
 
+/// A dim compiled as a range of lengths (`mlcc compile --dim seq=1..512`):
+/// each variant was compiled for one length (a bucket: 16, 32, ..., the
+/// range's max) and runs any length up to it. The compiler proved that the
+/// positions past a run's length never reach those before it, except
+/// through the ops that are told the length. A run takes the variant of the
+/// smallest bucket that holds its length; when that is not the length
+/// itself, the runtime copies the tensors that have the dim into the arena
+/// past the variant's own (padded with zeros to the bucket: staging
+/// buffers, each 64-byte aligned, inputs then outputs) and the outputs'
+/// valid part back out. The entry reads the length, an int64_t, from the
+/// last 8 bytes of its variant's arena. 32 bytes.
+typedef struct mlcc_model_padded_dim {
+  const char *name; ///< the dim's name ("seq"), for messages
+  int64_t min;      ///< the lengths a run may give it, min <= max
+  int64_t max;
+  /// num_inputs then num_outputs entries: the axis of this dim in the
+  /// tensor, or -1 where it has none.
+  const int8_t *axes;
+} mlcc_model_padded_dim;
+
 /// A device model's kernels and weights (`mlcc compile --target vulkan` or
 /// `--target cuda`).
 /// 32 bytes.
@@ -105,7 +125,7 @@ typedef struct mlcc_device_program {
   uint64_t weights_bytes;
 } mlcc_device_program;
 
-/// A compiled model, as its object file defines it. 120 bytes.
+/// A compiled model, as its object file defines it. 128 bytes.
 /// With num_variants == 0 every dim is static and `entry` runs the model.
 /// Otherwise `entry` is NULL, the tensors' dynamic dims are -1, and a run
 /// takes the first variant whose input dims are the caller's; arena_bytes
@@ -145,6 +165,9 @@ typedef struct mlcc_model_desc {
   const char *cpu_name;
   /// A dim compiled as a range, with num_variants > 0; NULL otherwise.
   const mlcc_model_range *range;
+  /// A dim compiled as a range of lengths, with num_variants > 0; NULL
+  /// otherwise. A model has at most one of range and padded.
+  const mlcc_model_padded_dim *padded;
 } mlcc_model_desc;
 
 /// The header of a weights file (`mlcc compile --weights external`): 64

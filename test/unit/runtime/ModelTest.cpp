@@ -149,7 +149,7 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_tensor_desc, rank) == 16);
   CHECK(offsetof(mlcc_model_tensor_desc, dtype) == 20);
   CHECK(offsetof(mlcc_model_tensor_desc, max_dims) == 24);
-  CHECK(sizeof(mlcc_model_desc) == 120);
+  CHECK(sizeof(mlcc_model_desc) == 128);
   CHECK(offsetof(mlcc_model_desc, abi_version) == 0);
   CHECK(offsetof(mlcc_model_desc, num_inputs) == 4);
   CHECK(offsetof(mlcc_model_desc, num_outputs) == 8);
@@ -167,6 +167,11 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_desc, cpu_features) == 96);
   CHECK(offsetof(mlcc_model_desc, cpu_name) == 104);
   CHECK(offsetof(mlcc_model_desc, range) == 112);
+  CHECK(offsetof(mlcc_model_desc, padded) == 120);
+  CHECK(sizeof(mlcc_model_padded_dim) == 32);
+  CHECK(offsetof(mlcc_model_padded_dim, min) == 8);
+  CHECK(offsetof(mlcc_model_padded_dim, max) == 16);
+  CHECK(offsetof(mlcc_model_padded_dim, axes) == 24);
   CHECK(sizeof(mlcc_model_range) == 32);
   CHECK(offsetof(mlcc_model_range, min) == 8);
   CHECK(offsetof(mlcc_model_range, max) == 16);
@@ -183,7 +188,7 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(sizeof(mlcc_model_variant) == 24);
   CHECK(offsetof(mlcc_model_variant, arena_bytes) == 8);
   CHECK(offsetof(mlcc_model_variant, entry) == 16);
-  CHECK(MLCC_MODEL_ABI_VERSION == 6);
+  CHECK(MLCC_MODEL_ABI_VERSION == 7);
   // The weights file's header, as lowering/Common/CompileModel.cpp writes it.
   CHECK(sizeof(mlcc_weights_header) == 64);
   CHECK(offsetof(mlcc_weights_header, header_bytes) == 8);
@@ -263,7 +268,7 @@ TEST_CASE("create rejects a malformed descriptor", "[runtime][model]") {
     CHECK(createFails(d) == MLCC_UNSUPPORTED);
     CHECK(lastError() ==
           "mlcc_model_create: the model was compiled for model ABI version 1, "
-          "but this runtime supports version 6; rebuild the model with a "
+          "but this runtime supports version 7; rebuild the model with a "
           "matching mlcc");
   }
   SECTION("no name") {

@@ -37,6 +37,20 @@ namespace mlcc {
 ref::Status checkMappedDim(mlir::ModuleOp one, mlir::ModuleOp two,
                            const std::string &name, std::vector<bool> &mapped);
 
+/// A range of lengths (`mlcc compile --dim seq=1..512`) is compiled for
+/// buckets of lengths and runs a shorter length padded to its bucket. That
+/// is right when the positions past the length never reach those before it:
+/// proved as above from the model at extents n and 2n of the dim, but only
+/// the first n positions of each value must be graph one's, and the dim
+/// may be any one axis of a value (or none: a result computed from the
+/// first positions alone). An op that mixes positions is allowed where its
+/// lowering runs over the run's length instead (attention over its keys):
+/// `lengthOps` gets its index among the function's ops. `axes` holds the
+/// dim's axis per input, then per output, or -1.
+ref::Status checkPaddedDim(mlir::ModuleOp one, mlir::ModuleOp two,
+                           const std::string &name, std::vector<int64_t> &axes,
+                           std::vector<unsigned> &lengthOps);
+
 } // namespace mlcc
 
 #endif // MLCC_DRIVER_MAPPEDDIM_H

@@ -1,0 +1,38 @@
+//===- ModelPadded.h - Runs of a dim compiled as a range of lengths -*- C -*-=//
+//
+// Not a public header. A model compiled with `--dim seq=1..512` has a
+// variant per bucket of lengths (mlcc_model_padded_dim in mlcc/model.h):
+// Model.c hands such a run here, which checks the length against the range,
+// chooses the bucket, pads the inputs into it and copies the outputs out.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MLCC_RUNTIME_SRC_MODELPADDED_H
+#define MLCC_RUNTIME_SRC_MODELPADDED_H
+
+#include "ModelRange.h"
+
+MLCC_EXTERN_C_BEGIN
+
+/// Checks desc->padded (not NULL) against the descriptor: a valid range,
+/// axes whose dims are dynamic, every variant's bucket in the range and its
+/// staging buffers inside desc->arena_bytes.
+mlcc_status mlccPaddedCheckDesc(const char *fn, const mlcc_model_desc *desc);
+
+/// The bytes of variant `v`'s arena and staging buffers (mlcc/model.h), or
+/// 0 when they overflow.
+uint64_t mlccPaddedArenaBytes(const mlcc_model_desc *desc, uint32_t v);
+
+/// Checks the length of `inputs` and `outputs` (non-NULL arrays), writes it
+/// into `arena` for the chosen variant, and runs it through `run`: on the
+/// caller's tensors when the length is that variant's bucket, else on
+/// staging buffers in `arena` that the inputs are padded into and the
+/// outputs are copied from.
+mlcc_status mlccPaddedRun(const char *fn, const mlcc_model_desc *desc,
+                          void *arena, const mlcc_tensor *inputs,
+                          mlcc_tensor *outputs, mlccRangeChunkFn run,
+                          void *state);
+
+MLCC_EXTERN_C_END
+
+#endif // MLCC_RUNTIME_SRC_MODELPADDED_H
