@@ -96,18 +96,25 @@ static mlcc_tensor describe(const Tensor &t, std::vector<int64_t> &dims) {
   return d;
 }
 
-// Whether `dims` (a descriptor's, -1 for any) admit `shape`, dim `free`
-// (the range's) left out.
-static bool dimsAdmit(const int64_t *dims, const ref::Shape &shape,
-                      int64_t free) {
+// Whether dim `d` of tensor `i` (inputs, then outputs) is a range's: the
+// batch's dim 0 or a range of lengths' axis.
+static bool rangeDim(const mlcc_model_desc *desc, uint32_t i, int64_t d) {
+  return (desc->range && desc->range->mapped[i] && d == 0) ||
+         (desc->padded && desc->padded->axes[i] == d);
+}
+
+// Whether `dims` (a descriptor's, -1 for any) admit `shape` of tensor `i`,
+// the ranges' dims left out.
+static bool dimsAdmit(const mlcc_model_desc *desc, uint32_t i,
+                      const int64_t *dims, const ref::Shape &shape) {
   for (size_t d = 0; d < shape.size(); ++d)
-    if (static_cast<int64_t>(d) != free && dims[d] != -1 && dims[d] != shape[d])
+    if (!rangeDim(desc, i, d) && dims[d] != -1 && dims[d] != shape[d])
       return false;
   return true;
 }
 
 // The dims of output `o` for `inputs`: the descriptor's, or with variants
-// those of the variant the inputs choose, the range's dim 0 being the
+// those of the variant the inputs choose, the ranges' dims being the
 // inputs'. Inputs that no variant takes leave -1s, made 0 here: the
 // runtime's check of the inputs then says what was compiled.
 static std::vector<int64_t> outputDims(const mlcc_model_desc *desc,
@@ -116,19 +123,13 @@ static std::vector<int64_t> outputDims(const mlcc_model_desc *desc,
   const mlcc_model_tensor_desc &out = desc->outputs[o];
   const int64_t *dims = out.max_dims ? out.max_dims : out.dims;
   std::vector<int64_t> result(dims, dims + out.rank);
-  // The axis of a range's dim in tensor i (inputs, then outputs), or -1.
-  auto rangeAxis = [&](uint32_t i) -> int64_t {
-    if (desc->range)
-      return desc->range->mapped[i] ? 0 : -1;
-    return desc->padded ? desc->padded->axes[i] : -1;
-  };
   for (uint32_t v = 0; v < desc->num_variants; ++v) {
     const int64_t *variant = desc->variants[v].dims;
     bool chosen = true;
     for (uint32_t i = 0; i < desc->num_inputs && chosen; ++i) {
       chosen = inputs[i].shape().size() ==
                    static_cast<size_t>(desc->inputs[i].rank) &&
-               dimsAdmit(variant, inputs[i].shape(), rangeAxis(i));
+               dimsAdmit(desc, i, variant, inputs[i].shape());
       variant += desc->inputs[i].rank;
     }
     if (!chosen)
@@ -138,11 +139,23 @@ static std::vector<int64_t> outputDims(const mlcc_model_desc *desc,
     result.assign(variant, variant + out.rank);
     break;
   }
-  if (int64_t axis = rangeAxis(desc->num_inputs + o); axis >= 0)
-    for (uint32_t i = 0; i < desc->num_inputs; ++i)
-      if (int64_t from = rangeAxis(i);
-          from >= 0 && static_cast<size_t>(from) < inputs[i].shape().size())
-        result[axis] = inputs[i].shape()[from];
+  // A range's dim is the inputs' (the first input that has it).
+  for (size_t d = 0; d < result.size(); ++d)
+    for (uint32_t i = 0; i < desc->num_inputs; ++i) {
+      const ref::Shape &shape = inputs[i].shape();
+      bool mapped = desc->range && d == 0 &&
+                    desc->range->mapped[desc->num_inputs + o] &&
+                    desc->range->mapped[i] && !shape.empty();
+      bool padded =
+          desc->padded &&
+          desc->padded->axes[desc->num_inputs + o] == static_cast<int64_t>(d) &&
+          desc->padded->axes[i] >= 0 &&
+          desc->padded->axes[i] < static_cast<int64_t>(shape.size());
+      if (mapped || padded) {
+        result[d] = shape[mapped ? 0 : desc->padded->axes[i]];
+        break;
+      }
+    }
   for (int64_t &d : result)
     d = std::max<int64_t>(d, 0);
   return result;

@@ -100,8 +100,10 @@ public:
   /// The axis of the dim in each input, then output (-1: none).
   ref::Status run(std::vector<int64_t> &axes);
   /// With `padded`: the ops of graph two (their indices in its body) that
-  /// must be told the run's length.
+  /// must be told the run's length, and those whose first result has the
+  /// dim, with its axis there.
   std::vector<unsigned> lengthOps;
+  std::vector<std::pair<unsigned, int64_t>> rowOps;
 
 private:
   ref::Status checkOp(Operation *o1, Operation *o2);
@@ -454,6 +456,11 @@ ref::Status MappedDimChecker::run(std::vector<int64_t> &mapped) {
       return ref::Status::error("the model simplifies to more ops at '", name,
                                 "' = 2 than at 1");
     MLCC_RETURN_IF_ERROR(checkOp(&*it1++, &o2));
+    // Proved: its positions before the length never read those past it, so
+    // it need not compute those.
+    if (padded && o2.getNumResults() > 0 && batched(o2.getResult(0)) &&
+        !isa<graph::ConstantOp>(o2))
+      rowOps.push_back({opIndex, axisOf(o2.getResult(0))});
     ++opIndex;
   }
   if (it1 != ops1.end())
@@ -487,13 +494,15 @@ ref::Status checkMappedDim(ModuleOp one, ModuleOp two, const std::string &name,
 
 ref::Status checkPaddedDim(ModuleOp one, ModuleOp two, const std::string &name,
                            std::vector<int64_t> &axes,
-                           std::vector<unsigned> &lengthOps) {
+                           std::vector<unsigned> &lengthOps,
+                           std::vector<std::pair<unsigned, int64_t>> &rowOps) {
   func::FuncOp f1 = mainFunction(one), f2 = mainFunction(two);
   if (!f1 || !f2)
     return ref::Status::error("the module has no function to compile");
   MappedDimChecker checker(f1, f2, name, /*padded=*/true);
   MLCC_RETURN_IF_ERROR(checker.run(axes));
   lengthOps = checker.lengthOps;
+  rowOps = checker.rowOps;
   return ref::Status::success();
 }
 

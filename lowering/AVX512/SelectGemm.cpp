@@ -7,7 +7,9 @@
 // scores x V) packs each batch's B in the host code, then calls the same
 // kind of kernel, in a loop over the batch. graph.fc is a MatMul whose
 // epilogue the kernel applies to its accumulators: the bias, the residual
-// Z (read like C) and the activation, so Y is written once.
+// Z (read like C) and the activation, so Y is written once. In a variant of
+// a range of lengths, the kernel computes the rows of the run's positions
+// only (a run-time M; lengthRows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -213,12 +215,14 @@ LogicalResult emitThreadedGemm(Operation *op, OpLoweringContext &ctx,
       (tail != kThreadedColumns && !generate(tail, tailKernel)))
     return failure();
 
-  // a, packed_b, bias, c (, residual).
+  // a, packed_b, bias, c (, residual (, m)).
   SmallVector<int64_t> strides{0, spec.k * kThreadedColumns * 4,
                                spec.bias ? kThreadedColumns * 4 : 0,
                                kThreadedColumns * 4};
-  if (spec.residual)
-    strides.push_back(kThreadedColumns * 4);
+  if (fields.size() > 4)
+    strides.push_back(spec.residual ? kThreadedColumns * 4 : 0);
+  if (spec.runTimeM)
+    strides.push_back(0);
   emitChunkedKernelCalls(ctx,
                          {wholeKernel.str(), chunkKernel, tailKernel, chunks},
                          fields, strides);
@@ -250,6 +254,9 @@ TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
     for (float &v : packed)
       v *= plan.alpha;
 
+  // With a range of lengths, the rows of the positions before the run's
+  // length.
+  Value rows = lengthRows(op, ctx, plan.result, plan.m);
   GemmSpec spec;
   spec.name = nodeName(op);
   spec.m = plan.m;
@@ -258,6 +265,7 @@ TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
   spec.bias = !plan.bias.empty();
   spec.residual = static_cast<bool>(plan.residual);
   spec.epilogue = plan.epilogue;
+  spec.runTimeM = static_cast<bool>(rows);
   std::vector<uint8_t> code;
   if (ref::Status s = generateGemm(spec, code); s.failed())
     return failed(op, s);
@@ -270,8 +278,12 @@ TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
   // mlcc_gemm_args: a, packed_b, bias, c (, residual).
   SmallVector<Value> fields{ctx.address(ctx.buffer(plan.a)), packedB, bias,
                             ctx.address(ctx.buffer(plan.result))};
-  if (plan.residual)
-    fields.push_back(ctx.address(ctx.buffer(plan.residual)));
+  if (plan.residual || rows)
+    fields.push_back(plan.residual
+                         ? ctx.address(ctx.buffer(plan.residual))
+                         : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64));
+  if (rows) // m; the chunks of columns all take it
+    fields.push_back(rows);
   if (spec.n <= kThreadedColumns || failed(emitThreadedGemm(op, ctx, spec,
                                                             symbol, fields)))
     ctx.callKernel(symbol, fields);

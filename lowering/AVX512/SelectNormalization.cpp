@@ -64,6 +64,9 @@ TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx,
   spec.name = nodeName(op);
   spec.cols = shapeOf(x).back();
   spec.rows = spec.cols ? numElements(x) / spec.cols : 0;
+  // With a range of lengths, the rows of the run's positions only.
+  Value rows = spec.rows ? lengthRows(op, ctx, y, spec.rows) : Value();
+  spec.runTimeRows = static_cast<bool>(rows);
   spec.epsilon = floatAttr(op, "epsilon", 1e-5f);
   spec.skip = hasSkip;
   bool hasBias = !isa<NoneType>(bias.getType());
@@ -81,8 +84,12 @@ TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx,
   SmallVector<Value> args = {ctx.address(ctx.buffer(x)),
                              ctx.address(ctx.buffer(scale)), beta,
                              ctx.address(ctx.buffer(y))};
-  if (hasSkip)
-    args.push_back(ctx.address(ctx.buffer(op->getOperand(1))));
+  if (hasSkip || rows)
+    args.push_back(
+        hasSkip ? ctx.address(ctx.buffer(op->getOperand(1)))
+                : ctx.builder().create<arith::ConstantIntOp>(ctx.loc(), 0, 64));
+  if (rows)
+    args.push_back(rows);
   ctx.callKernel(symbol, args);
   return TargetLowering::Lowered;
 }

@@ -94,6 +94,15 @@ inline TargetLowering failed(mlir::Operation *op, const ref::Status &s) {
   return TargetLowering::Failed;
 }
 
+/// With a range of lengths, for an op that may skip the positions past the
+/// run's length (graph::kPaddedAxisAttr): how many of the `rows` that `v`
+/// (an operand or result with the dim at the attribute's axis) is flattened
+/// to, before its last dim, hold positions before the length: an i64, when
+/// they are the first rows (every dim before the axis is 1 and the axis is
+/// not the last). Null otherwise: the op computes every row.
+mlir::Value lengthRows(mlir::Operation *op, OpLoweringContext &ctx,
+                       mlir::Value v, int64_t rows);
+
 /// Bytes of a float vector, for OpLoweringContext::addData.
 inline std::vector<uint8_t> bytesOf(const std::vector<float> &v) {
   const auto *p = reinterpret_cast<const uint8_t *>(v.data());

@@ -208,7 +208,7 @@ bool validate(const ModelInterface &m, std::string &error) {
     }
   }
   if (const std::optional<InterfacePaddedDim> &p = m.padded) {
-    if (p->min < 1 || p->max < p->min || m.range ||
+    if (p->min < 1 || p->max < p->min ||
         p->axes.size() != m.inputs.size() + m.outputs.size()) {
       error = "the range of lengths of dim '" + p->name + "' is malformed";
       return false;
@@ -375,16 +375,19 @@ bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
   }
   if (const std::optional<InterfacePaddedDim> &p = m.padded) {
     std::string dim = upper(sanitize(p->name));
-    os << "// \"" << escapeCString(p->name) << "\" (the -1 dim of the "
-       << "tensors that have it) may be\n// any value from " << p->min << " to "
-       << p->max << ": a run takes the smallest variant below "
-       << "that holds it,\n// padded there; outside the range is an error. "
-       << "The arena holds the padded\n// copies.\n";
+    os << "// \"" << escapeCString(p->name) << "\" (a dim of the tensors "
+       << "that have it, named so below) may\n// be any value from " << p->min
+       << " to " << p->max << ": a run takes the smallest variant below that "
+       << "holds it,\n// padded there; outside the range is an error. The "
+       << "arena holds the padded\n// copies.\n";
     os << "#define " << mac << dim << "_MIN " << p->min << "\n";
     os << "#define " << mac << dim << "_MAX " << p->max << "\n";
   }
   if (!m.variants.empty()) {
-    os << (m.range    ? "// Compiled for these shapes (the chunks of the "
+    os << (m.range && m.padded
+               ? "// Compiled for these shapes (the chunks of the range, "
+                 "each in the buckets\n// of the range of lengths):\n"
+           : m.range  ? "// Compiled for these shapes (the chunks of the "
                         "range):\n"
            : m.padded ? "// Compiled for these shapes (the buckets of the "
                         "range of lengths):\n"

@@ -98,10 +98,12 @@ LogicalResult HostBuilder::checkSupported() {
                           << " needs static shapes: pass --dim " << name
                           << "=1 (or one object for several values, --dim "
                           << name << "=1,8"
-                          << (d == 0 && !target.device()
+                          << (target.device() ? std::string()
+                              : d == 0
                                   ? "; for each value of a range, --dim " +
                                         name.str() + "=1..64"
-                                  : std::string())
+                                  : "; for every length up to 512, --dim " +
+                                        name.str() + "=1..512")
                           << ")";
     }
   }

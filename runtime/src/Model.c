@@ -267,9 +267,10 @@ static mlcc_status checkDesc(const mlcc_model_desc *desc, const char *verb) {
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: a device model has no range of lengths",
                                fn);
-  if (desc->padded)
-    return mlccPaddedCheckDesc(fn, desc);
-  return desc->range ? mlccRangeCheckDesc(fn, desc) : MLCC_OK;
+  mlcc_status status = desc->range ? mlccRangeCheckDesc(fn, desc) : MLCC_OK;
+  if (status == MLCC_OK && desc->padded)
+    status = mlccPaddedCheckDesc(fn, desc);
+  return status;
 }
 
 // The model's code runs only on a CPU with the features it was compiled
@@ -683,11 +684,22 @@ typedef struct RunState {
   mlccDeviceModel *Device;
 } RunState;
 
-static mlcc_status runChunk(void *state, const mlcc_tensor *inputs,
-                            mlcc_tensor *outputs) {
+static mlcc_status runShapes(void *state, const mlcc_tensor *inputs,
+                             mlcc_tensor *outputs) {
   const RunState *s = state;
   return checkAndRunShapes(s->Fn, s->Desc, s->Arena, s->Weights, s->Pool,
                            s->Device, inputs, outputs);
+}
+
+// One run, or one chunk of a run over a range of a batch: padded to its
+// bucket for a range of lengths.
+static mlcc_status runChunk(void *state, const mlcc_tensor *inputs,
+                            mlcc_tensor *outputs) {
+  const RunState *s = state;
+  if (s->Desc->padded)
+    return mlccPaddedRun(s->Fn, s->Desc, s->Arena, inputs, outputs, runShapes,
+                         state);
+  return runShapes(state, inputs, outputs);
 }
 
 // The input and output arrays may be NULL only for a model without any.
@@ -716,12 +728,9 @@ static mlcc_status checkAndRun(const mlcc_model_desc *desc, void *arena,
   if (status != MLCC_OK)
     return status;
   RunState state = {fn, desc, arena, weights, pool, device};
-  if (desc->padded)
-    return mlccPaddedRun(fn, desc, arena, inputs, outputs, runChunk, &state);
   if (desc->range)
     return mlccRangeRun(fn, desc, inputs, outputs, runChunk, &state);
-  return checkAndRunShapes(fn, desc, arena, weights, pool, device, inputs,
-                           outputs);
+  return runChunk(&state, inputs, outputs);
 }
 
 mlcc_status mlcc_model_run(const mlcc_model_desc *desc, mlcc_model_context *ctx,

@@ -81,7 +81,7 @@ uint64_t mlccPaddedArenaBytes(const mlcc_model_desc *desc, uint32_t v) {
 mlcc_status mlccPaddedCheckDesc(const char *fn, const mlcc_model_desc *desc) {
   const mlcc_model_padded_dim *p = desc->padded;
   if (!p->name || !p->axes || p->min < 1 || p->max < p->min ||
-      desc->num_variants == 0 || desc->range)
+      desc->num_variants == 0)
     return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                "%s: the model descriptor has a malformed "
                                "range of lengths",
@@ -214,6 +214,20 @@ static void copyAlong(char *to, const char *from, const int64_t *dims,
       memset(dst + (size_t)length * inner, 0,
              (size_t)(toExtent - length) * inner);
   }
+}
+
+const mlcc_model_variant *mlccPaddedVariant(const mlcc_model_desc *desc,
+                                            const mlcc_tensor *inputs) {
+  int64_t length = -1;
+  for (uint32_t i = 0; i < desc->num_inputs && length < 0; ++i) {
+    int8_t axis = desc->padded->axes[i];
+    if (axis >= 0 && inputs[i].rank == desc->inputs[i].rank && inputs[i].dims)
+      length = inputs[i].dims[axis];
+  }
+  if (length < desc->padded->min || length > desc->padded->max)
+    return NULL;
+  int64_t v = chooseVariant(desc, inputs, length);
+  return v < 0 ? NULL : &desc->variants[v];
 }
 
 mlcc_status mlccPaddedRun(const char *fn, const mlcc_model_desc *desc,

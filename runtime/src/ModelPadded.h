@@ -23,6 +23,11 @@ mlcc_status mlccPaddedCheckDesc(const char *fn, const mlcc_model_desc *desc);
 /// 0 when they overflow.
 uint64_t mlccPaddedArenaBytes(const mlcc_model_desc *desc, uint32_t v);
 
+/// The variant of the smallest bucket that holds the length of `inputs`
+/// and has their other dims, or NULL (also for inputs of no valid length).
+const mlcc_model_variant *mlccPaddedVariant(const mlcc_model_desc *desc,
+                                            const mlcc_tensor *inputs);
+
 /// Checks the length of `inputs` and `outputs` (non-NULL arrays), writes it
 /// into `arena` for the chosen variant, and runs it through `run`: on the
 /// caller's tensors when the length is that variant's bucket, else on

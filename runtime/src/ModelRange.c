@@ -11,6 +11,7 @@
 
 #include "ModelRange.h"
 #include "LastError.h"
+#include "ModelPadded.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -145,6 +146,13 @@ const mlcc_model_variant *mlccMatchingVariant(const mlcc_model_desc *desc,
   return NULL;
 }
 
+// Whether a variant runs `inputs`: has their dims, or with a range of
+// lengths too, holds their length (padded then).
+static bool runnable(const mlcc_model_desc *desc, const mlcc_tensor *inputs) {
+  return mlccMatchingVariant(desc, inputs) ||
+         (desc->padded && mlccPaddedVariant(desc, inputs));
+}
+
 // Views of the caller's tensors, with their own dims arrays.
 typedef struct Views {
   mlcc_tensor *Tensors; // inputs, then outputs
@@ -217,7 +225,7 @@ mlcc_status mlccRangeRun(const char *fn, const mlcc_model_desc *desc,
   mlcc_status status = runExtent(fn, desc, inputs, outputs, &extent);
   if (status != MLCC_OK)
     return status;
-  if (mlccMatchingVariant(desc, inputs))
+  if (runnable(desc, inputs))
     return run(state, inputs, outputs);
   Views w;
   status = viewsInit(&w, fn, desc, inputs, outputs, extent);
@@ -230,7 +238,7 @@ mlcc_status mlccRangeRun(const char *fn, const mlcc_model_desc *desc,
       if (c <= chunk || c > extent - first)
         continue;
       viewsMove(&w, desc, inputs, outputs, first, c);
-      if (mlccMatchingVariant(desc, w.Tensors))
+      if (runnable(desc, w.Tensors))
         chunk = c;
     }
     viewsMove(&w, desc, inputs, outputs, first, chunk);

@@ -123,10 +123,14 @@ def shapes(values, batch_name, batch, dims):
     return result
 
 
-def build(work, name, model, flags, ins, outs):
+def build(work, name, model, flags, ins, outs, exe_name=None):
+    """A program timing `model` compiled with `flags` as `name` on inputs of
+    the shapes `ins`; with `exe_name`, another program over the object a
+    call with that `name` compiled (one compile, several shapes)."""
     obj = os.path.join(work, name + ".o")
-    subprocess.run([MLCC, "compile", model, "--name", name, "-o", obj] + flags,
-                   check=True, stderr=subprocess.DEVNULL)
+    if exe_name is None:
+        subprocess.run([MLCC, "compile", model, "--name", name, "-o", obj] + flags,
+                       check=True, stderr=subprocess.DEVNULL)
     c = MAIN_C.replace("NAME", name)
     def arr(items):
         return ", ".join(items)
@@ -145,10 +149,10 @@ def build(work, name, model, flags, ins, outs):
     }
     for key in sorted(sub, key=len, reverse=True):
         c = c.replace(key, sub[key])
-    src = os.path.join(work, name + ".c")
+    exe = os.path.join(work, exe_name or name)
+    src = exe + ".c"
     with open(src, "w") as f:
         f.write(c)
-    exe = os.path.join(work, name)
     subprocess.run(["cc", "-O2", "-std=c11", "-I", RUNTIME_INCLUDE, "-I", work,
                     src, obj, RUNTIME_LIB, "-lm", "-lpthread", "-o", exe],
                    check=True)

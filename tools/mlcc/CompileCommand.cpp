@@ -203,11 +203,10 @@ int runCompile(const CompileOptions &options) {
   ShapeVariants shapes;
   if (!loadShapeVariants(ctx, model, options.stats, shapes))
     return 1;
-  const std::optional<DimRange> &range = shapes.range;
-  if (range && options.emit != "obj") {
-    printErrors({"--emit " + options.emit +
-                 " shows one shape; a range (--dim " + range->flag +
-                 ") compiles only into an object"});
+  if (!shapes.ranges.empty() && options.emit != "obj") {
+    printErrors(
+        {"--emit " + options.emit + " shows one shape; a range (--dim " +
+         shapes.ranges.front().flag + ") compiles only into an object"});
     return 1;
   }
   std::vector<OwningOpRef<ModuleOp>> &variants = shapes.modules;

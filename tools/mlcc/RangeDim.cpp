@@ -19,10 +19,11 @@ bool isRangeValue(llvm::StringRef value) { return value.contains(".."); }
 
 std::string rangeChunkValue() { return "1"; }
 
-bool findDimRange(const std::vector<std::string> &dims,
-                  std::optional<DimRange> &range) {
-  range.reset();
-  for (const std::string &d : dims) {
+bool findDimRanges(mlir::MLIRContext &ctx, const ModelOptions &options,
+                   std::vector<DimRange> &ranges) {
+  ranges.clear();
+  for (const std::string &d : options.dims) {
+    std::optional<DimRange> range;
     size_t eq = d.find('=');
     if (eq == std::string::npos)
       continue; // loadAndSimplify says what is wrong
@@ -41,27 +42,38 @@ bool findDimRange(const std::vector<std::string> &dims,
         return false;
       }
       if (range) {
-        printErrors({"--dim '" + d + "': one dim may be a range (" +
-                     range->flag + " is one already)"});
+        printErrors({"--dim '" + d + "': a dim has one range"});
         return false;
       }
       range = r;
     }
+    if (!range)
+      continue;
     // The values beside a range are chunks (or buckets) that must fit in
     // it.
-    if (range && range->name == d.substr(0, eq))
-      for (llvm::StringRef value : values) {
-        int64_t chunk = 0;
-        if (isRangeValue(value))
-          continue;
-        if (value.getAsInteger(10, chunk) || chunk < 1 || chunk > range->max) {
-          printErrors({"--dim '" + d + "': " + value.str() +
-                       " is no chunk of the range (1.." +
-                       std::to_string(range->max) + ")"});
-          return false;
-        }
-        range->values.push_back(chunk);
+    for (llvm::StringRef value : values) {
+      int64_t chunk = 0;
+      if (isRangeValue(value))
+        continue;
+      if (value.getAsInteger(10, chunk) || chunk < 1 || chunk > range->max) {
+        printErrors({"--dim '" + d + "': " + value.str() +
+                     " is no chunk of the range (1.." +
+                     std::to_string(range->max) + ")"});
+        return false;
       }
+      range->values.push_back(chunk);
+    }
+    if (!classifyDimRange(ctx, options, *range))
+      return false;
+    // One range of each kind: the runtime pads each chunk of a batch.
+    for (const DimRange &other : ranges)
+      if (other.padded == range->padded) {
+        printErrors({"--dim '" + d + "': one dim may be a range " +
+                     (range->padded ? "of lengths" : "of a batch") + " (" +
+                     other.flag + " is one already)"});
+        return false;
+      }
+    ranges.push_back(*range);
   }
   return true;
 }
@@ -125,8 +137,9 @@ bool describePaddedRange(MLIRContext &ctx, const ModelOptions &options,
   if (!one || !two)
     return false;
   std::vector<unsigned> lengthOps;
+  std::vector<std::pair<unsigned, int64_t>> rowOps;
   if (ref::Status s =
-          checkPaddedDim(*one, *two, range.name, out.axes, lengthOps);
+          checkPaddedDim(*one, *two, range.name, out.axes, lengthOps, rowOps);
       s.failed()) {
     printErrors({"--dim " + range.flag + ": " + s.message(),
                  "a range of lengths compiles only a model whose positions "
@@ -136,7 +149,7 @@ bool describePaddedRange(MLIRContext &ctx, const ModelOptions &options,
     return false;
   }
   // Each variant is the same ops (the proof's): mark those that take the
-  // run's length.
+  // run's length, and those that may skip the positions past it.
   Block &proved = mainFunction(*two).getBody().front();
   for (ModuleOp variant : variants) {
     Block &body = mainFunction(variant).getBody().front();
@@ -159,6 +172,9 @@ bool describePaddedRange(MLIRContext &ctx, const ModelOptions &options,
       list.push_back(&op);
     for (unsigned i : lengthOps)
       list[i]->setAttr(graph::kRunTimeLengthAttr, UnitAttr::get(&ctx));
+    for (auto [i, axis] : rowOps)
+      list[i]->setAttr(graph::kPaddedAxisAttr,
+                       IntegerAttr::get(IntegerType::get(&ctx, 64), axis));
   }
   return true;
 }

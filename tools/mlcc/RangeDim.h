@@ -48,10 +48,12 @@ struct DimRange {
 /// The smallest bucket of a range of lengths without values beside it.
 constexpr int64_t kMinLengthBucket = 16;
 
-/// The range among `dims` ("NAME=LO..HI" as one of a dim's values), if any.
-/// False after printing an error: a malformed range, or more than one.
-bool findDimRange(const std::vector<std::string> &dims,
-                  std::optional<DimRange> &range);
+/// The ranges among the --dim values of `options` ("NAME=LO..HI" as one
+/// of a dim's values), classified (classifyDimRange): at most one of a
+/// batch and one of lengths. False after printing an error: a malformed
+/// range, two of a kind, a model that does not import.
+bool findDimRanges(mlir::MLIRContext &ctx, const ModelOptions &options,
+                   std::vector<DimRange> &ranges);
 
 /// The value a range stands for in a variant's --dim: its chunk of one.
 std::string rangeChunkValue();

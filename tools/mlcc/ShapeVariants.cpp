@@ -24,10 +24,9 @@ bool hasSeveralShapes(const std::vector<std::string> &dims) {
 
 // The options of each variant, with one value per dim (every combination
 // of several such dims). Empty after printing an error.
-// A range stands for rangeValues.
+// A range stands for its rangeVariantValues.
 static std::vector<ModelOptions>
-shapeOptions(const ModelOptions &options,
-             const std::vector<int64_t> &rangeValues) {
+shapeOptions(const ModelOptions &options, const std::vector<DimRange> &ranges) {
   std::vector<ModelOptions> variants{options};
   for (ModelOptions &v : variants)
     v.dims.clear();
@@ -38,14 +37,17 @@ shapeOptions(const ModelOptions &options,
         .split(parts, ',');
     // A range stands for its chunk of one item beside the chunks given
     // with it, or for the buckets of a range of lengths (RangeDim.h).
-    bool ranged = llvm::any_of(parts, isRangeValue);
+    std::string name = d.substr(0, eq);
+    auto range = llvm::find_if(
+        ranges, [&](const DimRange &r) { return r.name == name; });
     std::vector<std::string> chunks;
     auto add = [&](const std::string &chunk) {
       if (!llvm::is_contained(chunks, chunk))
         chunks.push_back(chunk);
     };
-    for (int64_t value : ranged ? rangeValues : std::vector<int64_t>{})
-      add(std::to_string(value));
+    if (range != ranges.end())
+      for (int64_t value : rangeVariantValues(*range))
+        add(std::to_string(value));
     for (llvm::StringRef value : parts)
       if (!isRangeValue(value))
         add(value.str());
@@ -67,43 +69,31 @@ shapeOptions(const ModelOptions &options,
   return variants;
 }
 
-bool loadShapeVariants(MLIRContext &ctx, const ModelOptions &model, bool stats,
-                       ShapeVariants &out) {
-  out = {};
-  if (!findDimRange(model.dims, out.range))
+// The ops of every variant that mix positions are told the length.
+static bool describeLengths(MLIRContext &ctx,
+                            const std::vector<ModelOptions> &shapes,
+                            ShapeVariants &out, const DimRange &range,
+                            bool stats) {
+  if (!describePaddedRange(ctx, shapes.front(), out.views(), range,
+                           out.interfacePadded.emplace()))
     return false;
-  if (out.range && !classifyDimRange(ctx, model, *out.range))
-    return false;
-  std::vector<ModelOptions> shapes =
-      shapeOptions(model, out.range ? rangeVariantValues(*out.range)
-                                    : std::vector<int64_t>{});
-  if (shapes.empty())
-    return false;
-  for (ModelOptions &shape : shapes) {
-    shape.passChanges = stats && out.modules.empty();
-    out.modules.push_back(loadAndSimplify(ctx, shape));
-    if (!out.modules.back())
-      return false;
-  }
-  if (!out.range)
-    return true;
-  const DimRange &range = *out.range;
-  if (range.padded) {
-    if (!describePaddedRange(ctx, shapes.front(), out.views(), range,
-                             out.interfacePadded.emplace()))
-      return false;
-    if (stats)
-      std::printf(
-          "range of lengths %s=%lld..%lld: %zu buckets, %zu of the "
-          "model's tensors padded, run by the smallest bucket that "
-          "holds a run\n",
-          range.name.c_str(), static_cast<long long>(range.min),
-          static_cast<long long>(range.max), out.modules.size(),
-          static_cast<size_t>(llvm::count_if(
-              out.interfacePadded->axes, [](int64_t a) { return a >= 0; })));
-    return true;
-  }
-  // The first variant of one item proves the model maps over the dim.
+  if (stats)
+    std::printf(
+        "range of lengths %s=%lld..%lld: %zu buckets, %zu of the "
+        "model's tensors padded, run by the smallest bucket that "
+        "holds a run\n",
+        range.name.c_str(), static_cast<long long>(range.min),
+        static_cast<long long>(range.max), rangeVariantValues(range).size(),
+        static_cast<size_t>(llvm::count_if(out.interfacePadded->axes,
+                                           [](int64_t a) { return a >= 0; })));
+  return true;
+}
+
+// The first variant of one item proves the model maps over the dim.
+static bool describeBatch(MLIRContext &ctx,
+                          const std::vector<ModelOptions> &shapes,
+                          ShapeVariants &out, const DimRange &range,
+                          bool stats) {
   const std::string one = range.name + "=" + rangeChunkValue();
   size_t i = 0;
   while (!llvm::is_contained(shapes[i].dims, one))
@@ -118,6 +108,27 @@ bool loadShapeVariants(MLIRContext &ctx, const ModelOptions &model, bool stats,
                 static_cast<long long>(range.max),
                 static_cast<size_t>(
                     llvm::count(out.interfaceRange->mapped, true)));
+  return true;
+}
+
+bool loadShapeVariants(MLIRContext &ctx, const ModelOptions &model, bool stats,
+                       ShapeVariants &out) {
+  out = {};
+  if (!findDimRanges(ctx, model, out.ranges))
+    return false;
+  std::vector<ModelOptions> shapes = shapeOptions(model, out.ranges);
+  if (shapes.empty())
+    return false;
+  for (ModelOptions &shape : shapes) {
+    shape.passChanges = stats && out.modules.empty();
+    out.modules.push_back(loadAndSimplify(ctx, shape));
+    if (!out.modules.back())
+      return false;
+  }
+  for (const DimRange &range : out.ranges)
+    if (!(range.padded ? describeLengths(ctx, shapes, out, range, stats)
+                       : describeBatch(ctx, shapes, out, range, stats)))
+      return false;
   return true;
 }
 

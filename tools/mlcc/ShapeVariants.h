@@ -17,8 +17,9 @@ namespace mlcc::cli {
 struct ShapeVariants {
   /// One module per shape, in the order of the --dim values.
   std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
-  /// The range dim, as the --dim gave it and as the object describes it.
-  std::optional<DimRange> range;
+  /// The range dims (at most one of a batch and one of lengths), as the
+  /// --dim gave them and as the object describes them.
+  std::vector<DimRange> ranges;
   std::optional<InterfaceRange> interfaceRange;
   std::optional<InterfacePaddedDim> interfacePadded;
 

@@ -39,6 +39,13 @@ namespace mlcc::graph {
 /// it. A unit attribute, set by the driver's proof (mlcc/Driver/PaddedDim.h).
 constexpr llvm::StringLiteral kRunTimeLengthAttr = "graph.run_time_length";
 
+/// On an op of such a variant whose first result has that dim: its axis
+/// there (an i64). Its lowering may
+/// compute the positions before the run's length only, leaving the padding
+/// of its results unwritten (the proof shows nothing reads it into a
+/// position before the length).
+constexpr llvm::StringLiteral kPaddedAxisAttr = "graph.padded_axis";
+
 /// The attribute's name, on ops and on function results.
 constexpr llvm::StringLiteral kRunTimeExtentsAttr = "graph.run_time_extents";
 

@@ -166,7 +166,7 @@ typedef struct mlcc_model_desc {
   /// A dim compiled as a range, with num_variants > 0; NULL otherwise.
   const mlcc_model_range *range;
   /// A dim compiled as a range of lengths, with num_variants > 0; NULL
-  /// otherwise. A model has at most one of range and padded.
+  /// otherwise. With a range too, each chunk of the batch is padded.
   const mlcc_model_padded_dim *padded;
 } mlcc_model_desc;
 

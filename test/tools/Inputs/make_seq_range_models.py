@@ -3,14 +3,15 @@ lengths), with model-zoo data sets from torch.
 
     make_seq_range_models.py WORKDIR
 
-  encoder.onnx  input_ids [1, seq], attention_mask [1, seq] -> a two-layer
+  encoder.onnx  input_ids [batch, seq], attention_mask [batch, seq] -> a two-layer
                 BERT-style encoder (embeddings of words and positions, the
                 position ids sliced from a buffer by the length, multi-head
                 attention with the mask, GELU feed-forward, layer norms):
-                hidden [1, seq, 32] and the first position's vector
-                first [1, 32]; encoder_data/test_data_set_N at seq 5, 16,
-                23, 32 (the last key of 23 masked)
-  plain.onnx    the same without the mask (input_ids -> hidden, first), so
+                hidden [batch, seq, 32] and the first position's vector
+                first [batch, 32]; encoder_data/test_data_set_N at batch 1
+                and seq 5, 16, 23, 32 (the last key of 23 masked), and at
+                batch 3 and seq 11 (each item's tail masked otherwise)
+  plain.onnx    the same at batch 1 without the mask (input_ids -> hidden, first), so
                 that nothing but the run's length keeps the attention off
                 the padding; plain_data at seq 5, 16, 23, 32
   mean.onnx     x [1, seq, 8] -> the mean over the positions: every output
@@ -91,19 +92,23 @@ def main():
     torch.onnx.export(net, (ids, torch.ones_like(ids)), os.path.join(work, "encoder.onnx"),
                       input_names=["input_ids", "attention_mask"],
                       output_names=["hidden", "first"], opset_version=17,
-                      dynamic_axes={"input_ids": {1: "seq"}, "attention_mask": {1: "seq"},
-                                    "hidden": {1: "seq"}})
-    for n, seq in enumerate([5, 16, 23, 32]):
-        ids = torch.randint(0, VOCAB, (1, seq))
+                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
+                                    "attention_mask": {0: "batch", 1: "seq"},
+                                    "hidden": {0: "batch", 1: "seq"}, "first": {0: "batch"}})
+    for n, (batch, seq) in enumerate([(1, 5), (1, 16), (1, 23), (1, 32), (3, 11)]):
+        ids = torch.randint(0, VOCAB, (batch, seq))
         mask = torch.ones_like(ids)
         if seq == 23:
             mask[:, -1] = 0
+        if batch == 3:
+            mask[1, 6:] = 0
+            mask[2, 9:] = 0
         with torch.no_grad():
             hidden, first = net(ids, mask)
         write_set(os.path.join(work, "encoder_data", "test_data_set_%d" % n),
                   [("input_ids", ids.numpy()), ("attention_mask", mask.numpy())],
                   [("hidden", hidden.numpy()), ("first", first.numpy())])
-    torch.onnx.export(net, (ids,), os.path.join(work, "plain.onnx"),
+    torch.onnx.export(net, (torch.randint(0, VOCAB, (1, 7)),), os.path.join(work, "plain.onnx"),
                       input_names=["input_ids"], output_names=["hidden", "first"],
                       opset_version=17,
                       dynamic_axes={"input_ids": {1: "seq"}, "hidden": {1: "seq"}})

@@ -45,11 +45,14 @@ ref::Status checkMappedDim(mlir::ModuleOp one, mlir::ModuleOp two,
 /// may be any one axis of a value (or none: a result computed from the
 /// first positions alone). An op that mixes positions is allowed where its
 /// lowering runs over the run's length instead (attention over its keys):
-/// `lengthOps` gets its index among the function's ops. `axes` holds the
-/// dim's axis per input, then per output, or -1.
+/// `lengthOps` gets its index among the function's ops. The ops whose first
+/// result has the dim are in `rowOps`, with its axis there: as no position
+/// before the length reads one past it, they may skip those. `axes` holds
+/// the dim's axis per input, then per output, or -1.
 ref::Status checkPaddedDim(mlir::ModuleOp one, mlir::ModuleOp two,
                            const std::string &name, std::vector<int64_t> &axes,
-                           std::vector<unsigned> &lengthOps);
+                           std::vector<unsigned> &lengthOps,
+                           std::vector<std::pair<unsigned, int64_t>> &rowOps);
 
 } // namespace mlcc
 
