@@ -65,6 +65,8 @@ static bool stagedBytes(const mlcc_model_desc *desc, uint32_t v, uint32_t index,
 }
 
 uint64_t mlccPaddedArenaBytes(const mlcc_model_desc *desc, uint32_t v) {
+  if (desc->variants[v].arena_bytes > UINT64_MAX - StagingAlignment)
+    return 0;
   uint64_t end = alignUp(desc->variants[v].arena_bytes);
   for (uint32_t i = 0; i < numTensors(desc); ++i) {
     uint64_t bytes = 0;
@@ -246,26 +248,28 @@ mlcc_status mlccPaddedRun(const char *fn, const mlcc_model_desc *desc,
   memcpy((char *)arena + variant->arena_bytes - sizeof(int64_t), &length,
          sizeof(int64_t));
   int64_t bucket = bucketOf(desc, (uint32_t)v);
-  // The caller's outputs with the dim: the variant's dims, `length` there.
+  // Every caller's tensor with the dim, before any is copied: the variant's
+  // dims, `length` there.
   uint32_t n = numTensors(desc);
-  for (uint32_t o = 0; o < desc->num_outputs; ++o) {
-    const mlcc_model_tensor_desc *t = &desc->outputs[o];
-    int8_t axis = p->axes[desc->num_inputs + o];
+  for (uint32_t i = 0; i < n; ++i) {
+    const mlcc_model_tensor_desc *t = tensorAt(desc, i);
+    int8_t axis = p->axes[i];
     if (axis < 0)
       continue;
     int64_t dims[64];
     if (t->rank > 64)
-      return mlcc_last_error_set(MLCC_UNSUPPORTED,
-                                 "%s: output '%s' has %d "
-                                 "dims",
-                                 fn, t->name, (int)t->rank);
-    memcpy(dims, variantDims(desc, (uint32_t)v, desc->num_inputs + o),
+      return mlcc_last_error_set(MLCC_UNSUPPORTED, "%s: '%s' has %d dims", fn,
+                                 t->name, (int)t->rank);
+    memcpy(dims, variantDims(desc, (uint32_t)v, i),
            (size_t)t->rank * sizeof(int64_t));
     dims[axis] = length;
+    bool input = i < desc->num_inputs;
     char label[160];
-    snprintf(label, sizeof(label), "%s: output '%s'", fn, t->name);
-    status = mlcc_tensor_check(&outputs[o], (mlcc_dtype)t->dtype, t->rank, dims,
-                               label);
+    snprintf(label, sizeof(label), "%s: %s '%s'", fn,
+             input ? "input" : "output", t->name);
+    status =
+        mlcc_tensor_check(input ? &inputs[i] : &outputs[i - desc->num_inputs],
+                          (mlcc_dtype)t->dtype, t->rank, dims, label);
     if (status != MLCC_OK)
       return status;
   }

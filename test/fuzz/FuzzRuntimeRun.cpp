@@ -3,11 +3,11 @@
 // The runtime promises that a call it lets through hands the model's code
 // buffers as large as the shapes it was compiled for, and that every other
 // call returns a status. This target builds a model descriptor from the
-// input (as the compiler writes them: static dims, variants, a range,
-// outputs whose extents come from the data), tensors for a call (the
-// descriptor's shapes mutated, or anything), each buffer allocated to
-// exactly its dims' size, and calls create, run, run_pointers and
-// run_with_arena. The model's "code" reads every input byte, writes every
+// input (as the compiler writes them: static dims, variants, a range, a
+// range of lengths, outputs whose extents come from the data), tensors for
+// a call (the descriptor's shapes mutated, or anything), each buffer
+// allocated to exactly its dims' size, and calls create, run, run_pointers
+// and run_with_arena. The model's "code" reads every input byte, writes every
 // output byte and the whole arena of the shape it was compiled for, so
 // AddressSanitizer reports any call that got through with a buffer too
 // small.
@@ -36,6 +36,8 @@ struct FuzzModel {
   std::vector<mlcc_model_variant> variants;
   std::vector<uint8_t> mapped;
   mlcc_model_range range{};
+  std::vector<int8_t> axes;
+  mlcc_model_padded_dim padded{};
   mlcc_model_desc desc{};
   FuzzedDataProvider *data = nullptr; // the bounded outputs' extents
 };
@@ -220,6 +222,17 @@ void buildModel(FuzzModel &m, FuzzedDataProvider &fdp) {
     m.range.max = fdp.ConsumeIntegralInRange<int64_t>(0, 9);
     m.range.mapped = m.mapped.data();
     d.range = &m.range;
+  }
+  if (dynamic && fdp.ConsumeBool()) {
+    for (uint32_t i = 0; i < numInputs + numOutputs; ++i)
+      m.axes.push_back(fdp.ConsumeIntegralInRange<int8_t>(-1, 4));
+    m.padded.name = "seq";
+    m.padded.min = fdp.ConsumeIntegralInRange<int64_t>(0, 3);
+    m.padded.max = fdp.ConsumeIntegralInRange<int64_t>(0, 9);
+    m.padded.axes = m.axes.data();
+    // Room for staging buffers, or not: too small must be refused.
+    d.arena_bytes += fdp.ConsumeIntegralInRange<uint64_t>(0, 4096);
+    d.padded = &m.padded;
   }
 }
 

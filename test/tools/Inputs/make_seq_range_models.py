@@ -1,7 +1,11 @@
 """Models with a dynamic sequence length for `--dim seq=LO..HI` (a range of
-lengths), with model-zoo data sets from torch.
+lengths), with model-zoo data sets from torch, and a C program that runs
+one compiled object at several lengths.
 
-    make_seq_range_models.py WORKDIR
+    make_seq_range_models.py WORKDIR                 the models
+    make_seq_range_models.py WORKDIR INCLUDE LIB L.. the C program over
+                                                     plain.o, run at
+                                                     lengths L..
 
   encoder.onnx  input_ids [batch, seq], attention_mask [batch, seq] -> a two-layer
                 BERT-style encoder (embeddings of words and positions, the
@@ -16,9 +20,14 @@ lengths), with model-zoo data sets from torch.
                 the padding; plain_data at seq 5, 16, 23, 32
   mean.onnx     x [1, seq, 8] -> the mean over the positions: every output
                 reads the padding, which a range of lengths must refuse
+
+The C program runs the lengths in one context, in the order given, and
+prints each run's status; then the outputs are compared with torch's (max
+abs error 1e-4) for the runs that succeeded.
 """
 import math
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -27,6 +36,43 @@ import torch
 from torch import nn
 
 HIDDEN, HEADS, INTER, MAX_POS, VOCAB = 32, 2, 64, 64, 50
+
+MAIN_C = r"""
+#include "plain.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+  mlcc_plain_context *ctx;
+  if (mlcc_plain_create(NULL, &ctx) != MLCC_OK)
+    return 1;
+  for (int a = 1; a + 2 < argc; a += 3) {
+    int64_t seq = atoll(argv[a]);
+    int64_t *ids = malloc((size_t)seq * sizeof(int64_t) + 1);
+    float *hidden = malloc((size_t)seq * 32 * sizeof(float) + 1);
+    float first[32];
+    FILE *f = fopen(argv[a + 1], "rb");
+    if (!f || fread(ids, sizeof(int64_t), (size_t)seq, f) != (size_t)seq)
+      return 2;
+    fclose(f);
+    int64_t idsDims[2] = {1, seq}, hiddenDims[3] = {1, seq, 32},
+            firstDims[2] = {1, 32};
+    mlcc_tensor in = {ids, idsDims, 2, MLCC_DTYPE_I64};
+    mlcc_tensor out[2] = {{hidden, hiddenDims, 3, MLCC_DTYPE_F32},
+                          {first, firstDims, 2, MLCC_DTYPE_F32}};
+    mlcc_status s = mlcc_plain_run(ctx, &in, out);
+    printf("seq %lld: %s\n", (long long)seq,
+           s == MLCC_OK ? "ok" : mlcc_last_error_message());
+    f = fopen(argv[a + 2], "wb");
+    fwrite(hidden, sizeof(float), (size_t)seq * 32, f);
+    fclose(f);
+    free(ids);
+    free(hidden);
+  }
+  mlcc_plain_destroy(ctx);
+  return 0;
+}
+"""
 
 
 class Layer(nn.Module):
@@ -84,10 +130,46 @@ def write_set(folder, inputs, outputs):
             f.write(onnx.numpy_helper.from_array(a, name).SerializeToString())
 
 
+def encoder():
+    torch.manual_seed(11)
+    return Encoder().eval()
+
+
+def run_app(work, include, lib, lengths):
+    with open(os.path.join(work, "main.c"), "w") as f:
+        f.write(MAIN_C)
+    exe = os.path.join(work, "app")
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", "-I", include, "-I", work,
+                    os.path.join(work, "main.c"), os.path.join(work, "plain.o"), lib,
+                    "-lm", "-lpthread", "-o", exe], check=True)
+    net = encoder()
+    rng = np.random.default_rng(3)
+    args, wants = [], []
+    for i, seq in enumerate(lengths):
+        ids = rng.integers(0, VOCAB, (1, seq)).astype(np.int64)
+        ids.tofile(os.path.join(work, "ids%d.bin" % i))
+        with torch.no_grad():  # (no reference for an empty sequence)
+            wants.append(net(torch.from_numpy(ids))[0].numpy() if seq > 0 else None)
+        args += [str(seq), os.path.join(work, "ids%d.bin" % i),
+                 os.path.join(work, "hidden%d.bin" % i)]
+    out = subprocess.run([exe] + args, check=True, capture_output=True, text=True)
+    print(out.stdout, end="")
+    lines = out.stdout.splitlines()
+    for i, (seq, want) in enumerate(zip(lengths, wants)):
+        if not lines[i].endswith(": ok"):
+            continue
+        got = np.fromfile(os.path.join(work, "hidden%d.bin" % i), np.float32)
+        err = np.abs(got.reshape(want.shape) - want).max()
+        print("seq %d: max abs error vs torch %s 1e-4 (%.2g)"
+              % (seq, "below" if err <= 1e-4 else "ABOVE", err))
+
+
 def main():
     work = sys.argv[1]
-    torch.manual_seed(11)
-    net = Encoder().eval()
+    if len(sys.argv) > 2:
+        run_app(work, sys.argv[2], sys.argv[3], [int(a) for a in sys.argv[4:]])
+        return
+    net = encoder()
     ids = torch.randint(0, VOCAB, (1, 7))
     torch.onnx.export(net, (ids, torch.ones_like(ids)), os.path.join(work, "encoder.onnx"),
                       input_names=["input_ids", "attention_mask"],

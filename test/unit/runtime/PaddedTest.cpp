@@ -122,7 +122,8 @@ TEST_CASE("a length runs in the smallest bucket that holds it, padded",
   mlcc_model_destroy(ctx);
 }
 
-TEST_CASE("a length outside the range or outputs of another are refused",
+TEST_CASE("a length outside the range, outputs of another or no data are "
+          "refused",
           "[runtime][padded]") {
   mlcc_model_context *ctx = nullptr;
   REQUIRE(mlcc_model_create(&kShift, nullptr, &ctx) == MLCC_OK);
@@ -139,6 +140,12 @@ TEST_CASE("a length outside the range or outputs of another are refused",
   CHECK(mlcc_model_run(&kShift, ctx, &other.in, &other.out) ==
         MLCC_SHAPE_MISMATCH);
   CHECK(lastError().find("output 'y'") != std::string::npos);
+  // Checked before anything is copied into the bucket.
+  Shift noData(3, 3);
+  noData.in.data = nullptr;
+  CHECK(mlcc_model_run(&kShift, ctx, &noData.in, &noData.out) ==
+        MLCC_INVALID_ARGUMENT);
+  CHECK(lastError().find("input 'x'") != std::string::npos);
   CHECK(calls.empty());
   mlcc_model_destroy(ctx);
 }
