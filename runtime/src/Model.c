@@ -131,13 +131,6 @@ static mlcc_status checkTensorDesc(const char *fn, const char *kind,
   return MLCC_OK;
 }
 
-// The tensor `index` of the inputs-then-outputs order.
-static const mlcc_model_tensor_desc *tensorAt(const mlcc_model_desc *desc,
-                                              uint32_t index) {
-  return index < desc->num_inputs ? &desc->inputs[index]
-                                  : &desc->outputs[index - desc->num_inputs];
-}
-
 // Variant v's dims: static, a valid size, and those of the descriptor where
 // it has them.
 static mlcc_status checkVariant(const char *fn, const mlcc_model_desc *desc,
@@ -157,7 +150,7 @@ static mlcc_status checkVariant(const char *fn, const mlcc_model_desc *desc,
                                "no dims",
                                fn, (unsigned)v);
   for (uint32_t i = 0; i < desc->num_inputs + desc->num_outputs; ++i) {
-    mlcc_model_tensor_desc t = *tensorAt(desc, i);
+    mlcc_model_tensor_desc t = *mlccTensorAt(desc, i);
     for (int32_t d = 0; d < t.rank; ++d)
       if (t.dims[d] >= 0 && t.dims[d] != dims[d])
         return mlcc_last_error_set(

@@ -20,28 +20,18 @@
 
 enum { StagingAlignment = 64 };
 
-static uint32_t numTensors(const mlcc_model_desc *desc) {
-  return desc->num_inputs + desc->num_outputs;
-}
-
-static const mlcc_model_tensor_desc *tensorAt(const mlcc_model_desc *desc,
-                                              uint32_t index) {
-  return index < desc->num_inputs ? &desc->inputs[index]
-                                  : &desc->outputs[index - desc->num_inputs];
-}
-
 // Variant v's dims of tensor `index` (inputs, then outputs).
 static const int64_t *variantDims(const mlcc_model_desc *desc, uint32_t v,
                                   uint32_t index) {
   const int64_t *dims = desc->variants[v].dims;
   for (uint32_t i = 0; i < index; ++i)
-    dims += tensorAt(desc, i)->rank;
+    dims += mlccTensorAt(desc, i)->rank;
   return dims;
 }
 
 // Variant v's bucket: its extent of the dim in the first tensor that has it.
 static int64_t bucketOf(const mlcc_model_desc *desc, uint32_t v) {
-  for (uint32_t i = 0; i < numTensors(desc); ++i)
+  for (uint32_t i = 0; i < mlccNumTensors(desc); ++i)
     if (desc->padded->axes[i] >= 0)
       return variantDims(desc, v, i)[desc->padded->axes[i]];
   return -1;
@@ -54,7 +44,7 @@ static uint64_t alignUp(uint64_t x) {
 // Bytes of tensor `index` at variant v's dims; false on overflow.
 static bool stagedBytes(const mlcc_model_desc *desc, uint32_t v, uint32_t index,
                         uint64_t *bytes) {
-  const mlcc_model_tensor_desc *t = tensorAt(desc, index);
+  const mlcc_model_tensor_desc *t = mlccTensorAt(desc, index);
   const int64_t *dims = variantDims(desc, v, index);
   uint64_t n = mlcc_dtype_size((mlcc_dtype)t->dtype);
   for (int32_t d = 0; d < t->rank; ++d)
@@ -68,7 +58,7 @@ uint64_t mlccPaddedArenaBytes(const mlcc_model_desc *desc, uint32_t v) {
   if (desc->variants[v].arena_bytes > UINT64_MAX - StagingAlignment)
     return 0;
   uint64_t end = alignUp(desc->variants[v].arena_bytes);
-  for (uint32_t i = 0; i < numTensors(desc); ++i) {
+  for (uint32_t i = 0; i < mlccNumTensors(desc); ++i) {
     uint64_t bytes = 0;
     if (desc->padded->axes[i] < 0)
       continue;
@@ -89,8 +79,8 @@ mlcc_status mlccPaddedCheckDesc(const char *fn, const mlcc_model_desc *desc) {
                                "range of lengths",
                                fn);
   bool any = false;
-  for (uint32_t i = 0; i < numTensors(desc); ++i) {
-    const mlcc_model_tensor_desc *t = tensorAt(desc, i);
+  for (uint32_t i = 0; i < mlccNumTensors(desc); ++i) {
+    const mlcc_model_tensor_desc *t = mlccTensorAt(desc, i);
     int8_t axis = p->axes[i];
     if (axis < 0)
       continue;
@@ -109,7 +99,7 @@ mlcc_status mlccPaddedCheckDesc(const char *fn, const mlcc_model_desc *desc) {
   bool top = false;
   for (uint32_t v = 0; v < desc->num_variants; ++v) {
     int64_t bucket = bucketOf(desc, v);
-    for (uint32_t i = 0; i < numTensors(desc); ++i)
+    for (uint32_t i = 0; i < mlccNumTensors(desc); ++i)
       if (p->axes[i] >= 0 && variantDims(desc, v, i)[p->axes[i]] != bucket)
         return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                    "%s: variant %u of the model descriptor "
@@ -209,6 +199,8 @@ static void copyAlong(char *to, const char *from, const int64_t *dims,
     outer *= (size_t)dims[d];
   for (int32_t d = axis + 1; d < rank; ++d)
     inner *= (size_t)dims[d];
+  if (inner == 0) // no elements: the data may be NULL
+    return;
   for (size_t o = 0; o < outer; ++o) {
     char *dst = to + o * (size_t)toExtent * inner;
     memcpy(dst, from + o * (size_t)fromExtent * inner, (size_t)length * inner);
@@ -250,9 +242,9 @@ mlcc_status mlccPaddedRun(const char *fn, const mlcc_model_desc *desc,
   int64_t bucket = bucketOf(desc, (uint32_t)v);
   // Every caller's tensor with the dim, before any is copied: the variant's
   // dims, `length` there.
-  uint32_t n = numTensors(desc);
+  uint32_t n = mlccNumTensors(desc);
   for (uint32_t i = 0; i < n; ++i) {
-    const mlcc_model_tensor_desc *t = tensorAt(desc, i);
+    const mlcc_model_tensor_desc *t = mlccTensorAt(desc, i);
     int8_t axis = p->axes[i];
     if (axis < 0)
       continue;
@@ -287,7 +279,7 @@ mlcc_status mlccPaddedRun(const char *fn, const mlcc_model_desc *desc,
     int8_t axis = p->axes[i];
     if (axis < 0)
       continue;
-    const mlcc_model_tensor_desc *t = tensorAt(desc, i);
+    const mlcc_model_tensor_desc *t = mlccTensorAt(desc, i);
     uint64_t bytes = 0;
     stagedBytes(desc, (uint32_t)v, i, &bytes); // checked with the descriptor
     // Read-only here: the entry and the checks only read a tensor's dims.

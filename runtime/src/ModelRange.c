@@ -17,24 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-// The tensor `index` of the inputs-then-outputs order.
-static const mlcc_model_tensor_desc *tensorAt(const mlcc_model_desc *desc,
-                                              uint32_t index) {
-  return index < desc->num_inputs ? &desc->inputs[index]
-                                  : &desc->outputs[index - desc->num_inputs];
-}
-
-static uint32_t numTensors(const mlcc_model_desc *desc) {
-  return desc->num_inputs + desc->num_outputs;
-}
-
 // Variant v's extent of the range dim: dim 0 of its first mapped tensor.
 static int64_t chunkOf(const mlcc_model_desc *desc, uint32_t v) {
   const int64_t *dims = desc->variants[v].dims;
-  for (uint32_t i = 0; i < numTensors(desc); ++i) {
+  for (uint32_t i = 0; i < mlccNumTensors(desc); ++i) {
     if (desc->range->mapped[i])
       return dims[0];
-    dims += tensorAt(desc, i)->rank;
+    dims += mlccTensorAt(desc, i)->rank;
   }
   return -1;
 }
@@ -48,8 +37,8 @@ mlcc_status mlccRangeCheckDesc(const char *fn, const mlcc_model_desc *desc) {
                                "range",
                                fn);
   bool anyMapped = false;
-  for (uint32_t i = 0; i < numTensors(desc); ++i) {
-    const mlcc_model_tensor_desc *t = tensorAt(desc, i);
+  for (uint32_t i = 0; i < mlccNumTensors(desc); ++i) {
+    const mlcc_model_tensor_desc *t = mlccTensorAt(desc, i);
     if (!r->mapped[i])
       continue;
     anyMapped = true;
@@ -70,13 +59,13 @@ mlcc_status mlccRangeCheckDesc(const char *fn, const mlcc_model_desc *desc) {
   for (uint32_t v = 0; v < desc->num_variants; ++v) {
     int64_t chunk = chunkOf(desc, v);
     const int64_t *dims = desc->variants[v].dims;
-    for (uint32_t i = 0; i < numTensors(desc); ++i) {
+    for (uint32_t i = 0; i < mlccNumTensors(desc); ++i) {
       if (r->mapped[i] && dims[0] != chunk)
         return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
                                    "%s: variant %u of the model descriptor "
                                    "gives '%s' different extents",
                                    fn, (unsigned)v, r->name);
-      dims += tensorAt(desc, i)->rank;
+      dims += mlccTensorAt(desc, i)->rank;
     }
     unit |= chunk == 1;
   }
@@ -95,11 +84,11 @@ static mlcc_status runExtent(const char *fn, const mlcc_model_desc *desc,
                              const mlcc_tensor *outputs, int64_t *extent) {
   const mlcc_model_range *r = desc->range;
   const char *from = NULL;
-  for (uint32_t i = 0; i < numTensors(desc); ++i) {
+  for (uint32_t i = 0; i < mlccNumTensors(desc); ++i) {
     if (!r->mapped[i])
       continue;
     bool input = i < desc->num_inputs;
-    const mlcc_model_tensor_desc *t = tensorAt(desc, i);
+    const mlcc_model_tensor_desc *t = mlccTensorAt(desc, i);
     const mlcc_tensor *given =
         input ? &inputs[i] : &outputs[i - desc->num_inputs];
     const char *kind = input ? "input" : "output";
@@ -164,10 +153,10 @@ static mlcc_status viewsInit(Views *w, const char *fn,
                              const mlcc_model_desc *desc,
                              const mlcc_tensor *inputs,
                              const mlcc_tensor *outputs, int64_t extent) {
-  uint32_t n = numTensors(desc);
+  uint32_t n = mlccNumTensors(desc);
   size_t dims = 0;
   for (uint32_t i = 0; i < n; ++i)
-    dims += (size_t)tensorAt(desc, i)->rank;
+    dims += (size_t)mlccTensorAt(desc, i)->rank;
   w->Tensors = malloc((n + 1) * sizeof(mlcc_tensor));
   w->Dims = malloc((dims + 1) * sizeof(int64_t));
   w->ItemBytes = malloc((n + 1) * sizeof(size_t));
@@ -206,7 +195,7 @@ static void viewsFree(Views *w) {
 static void viewsMove(Views *w, const mlcc_model_desc *desc,
                       const mlcc_tensor *inputs, const mlcc_tensor *outputs,
                       int64_t first, int64_t chunk) {
-  for (uint32_t i = 0; i < numTensors(desc); ++i) {
+  for (uint32_t i = 0; i < mlccNumTensors(desc); ++i) {
     if (!desc->range->mapped[i])
       continue;
     const mlcc_tensor *given =

@@ -14,6 +14,18 @@
 
 MLCC_EXTERN_C_BEGIN
 
+/// The tensor `index` of the inputs-then-outputs order, as the ranges'
+/// per-tensor arrays and the variants' dims number them.
+static inline const mlcc_model_tensor_desc *
+mlccTensorAt(const mlcc_model_desc *desc, uint32_t index) {
+  return index < desc->num_inputs ? &desc->inputs[index]
+                                  : &desc->outputs[index - desc->num_inputs];
+}
+
+static inline uint32_t mlccNumTensors(const mlcc_model_desc *desc) {
+  return desc->num_inputs + desc->num_outputs;
+}
+
 /// Checks desc->range (not NULL) against the descriptor: a valid range,
 /// mapped tensors whose dim 0 is dynamic, and a variant of chunk 1.
 mlcc_status mlccRangeCheckDesc(const char *fn, const mlcc_model_desc *desc);

@@ -1,19 +1,21 @@
 #!/usr/bin/python3
-"""BERT-base compiled once for a range of lengths (`--dim seq=1..512`),
-checked against torch at several lengths and timed against the exact-shape
-compile. A benchmark, not a test: it fails only when a check fails, never
+"""BERT-base compiled once for a batch range and a range of lengths
+(`--dim batch=1..8 --dim seq=1..512`), checked against torch at several
+lengths and timed against the exact-shape compile. A benchmark, not a test: it fails only when a check fails, never
 on speed.
 
     /usr/bin/python3 tools/bench/seq_range.py [--work DIR] [--rounds 3]
 
 It exports the project's BERT-base (seeded weights, test/models/
-export_models.py) with a dynamic sequence axis into WORK (kept between
-runs), writes data sets at lengths 7, 64, 128 and 384 from torch (a padded
-tail in the mask of 128, as the project's bert_base has), and then:
-  check   mlcc run --dim seq=1..512 --check on every set (one object)
+export_models.py) with dynamic batch and sequence axes into WORK (kept
+between runs), writes data sets of one sequence at lengths 7, 64, 128 and
+384 from torch (a padded tail in the mask of 128, as the project's
+bert_base has), and then:
+  check   mlcc run --dim batch=1..8 --dim seq=1..512 --check on every set
+          (one object)
   time    C programs (tools/bench/range_chunks.py's) over the object of
-          --dim seq=L (exact) and over the one of --dim seq=1..512, on the
-          set of length L, interleaved over --rounds, one thread; the
+          --dim batch=1 --dim seq=L (exact) and over the ranges' one, on
+          the set of length L, interleaved over --rounds, one thread; the
           medians' ratio range/exact per length.
 """
 
@@ -38,6 +40,7 @@ sys.path.insert(0, HERE)
 import range_chunks  # noqa: E402  (the timing program)
 
 LENGTHS = [7, 64, 128, 384]
+RANGES = ["--dim", "batch=1..8", "--dim", "seq=1..512"]
 
 
 class DynamicBertLayer(export_models.BertLayer):
@@ -83,8 +86,9 @@ def export(work):
     torch.onnx.export(net, (ids, torch.ones_like(ids)), model, opset_version=17,
                       input_names=["input_ids", "attention_mask"],
                       output_names=["last_hidden_state"],
-                      dynamic_axes={"input_ids": {1: "seq"}, "attention_mask": {1: "seq"},
-                                    "last_hidden_state": {1: "seq"}})
+                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
+                                    "attention_mask": {0: "batch", 1: "seq"},
+                                    "last_hidden_state": {0: "batch", 1: "seq"}})
     for n, seq in enumerate(LENGTHS):
         ids = torch.randint(0, 30522, (1, seq))
         mask = torch.ones_like(ids)
@@ -121,9 +125,9 @@ def programs(work, model, sets):
             onnx.numpy_helper.to_array(t).tofile(path)
             files.append(path)
         exact = range_chunks.build(work, "exact_%d" % seq, model,
-                                   ["--dim", "seq=%d" % seq], ins, outs)
-        ranged = range_chunks.build(work, "ranged", model, ["--dim", "seq=1..512"],
-                                    ins, outs, None if n == 0 else "ranged_%d" % seq)
+                                   ["--dim", "batch=1", "--dim", "seq=%d" % seq], ins, outs)
+        ranged = range_chunks.build(work, "ranged", model, RANGES, ins, outs,
+                                    None if n == 0 else "ranged_%d" % seq)
         if n == 0:  # the object's own program, kept under its length's name
             os.rename(ranged, ranged + "_%d" % seq)
             ranged += "_%d" % seq
@@ -133,7 +137,7 @@ def programs(work, model, sets):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--work", default=os.path.expanduser("~/.cache/mlcc/seq-range-bert"))
+    p.add_argument("--work", default=os.path.expanduser("~/.cache/mlcc/seq-range-bert-2"))
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=10)
     a = p.parse_args()
@@ -141,7 +145,7 @@ def main():
     model = export(a.work)
     sets = os.path.join(a.work, "sets")
     print("CPU: %s; BERT-base, one thread" % range_chunks.cpu_name())
-    check = subprocess.run([MLCC, "run", model, "--target", "avx512", "--dim", "seq=1..512",
+    check = subprocess.run([MLCC, "run", model, "--target", "avx512"] + RANGES + [
                             "--data", sets, "--check", "--rtol", "1e-3", "--atol", "1e-4"],
                            capture_output=True, text=True)
     for line in check.stdout.splitlines():

@@ -49,6 +49,11 @@ bool findDimRanges(mlir::MLIRContext &ctx, const ModelOptions &options,
     }
     if (!range)
       continue;
+    if (!options.quantize.empty()) {
+      printErrors({"--dim " + range->flag +
+                   ": --quantize compiles no range yet; give the dim values"});
+      return false;
+    }
     // The values beside a range are chunks (or buckets) that must fit in
     // it.
     for (llvm::StringRef value : values) {
@@ -116,12 +121,6 @@ bool describePaddedRange(MLIRContext &ctx, const ModelOptions &options,
                          ArrayRef<ModuleOp> variants, const DimRange &range,
                          InterfacePaddedDim &out) {
   out = {range.name, range.min, range.max, {}};
-  if (!options.quantize.empty()) {
-    printErrors({"--dim " + range.flag +
-                 ": --quantize compiles no range "
-                 "yet; give the dim values"});
-    return false;
-  }
   // The model at n and 2n positions: the first n of the second must be the
   // first, whatever the others hold.
   int64_t n = std::clamp<int64_t>(range.max / 2, 1, kMinLengthBucket);
@@ -225,12 +224,6 @@ bool defaultDimRange(MLIRContext &ctx, const ModelOptions &options,
 bool describeRange(MLIRContext &ctx, const ModelOptions &oneOptions,
                    ModuleOp one, const DimRange &range, InterfaceRange &out) {
   out = {range.name, range.min, range.max, {}};
-  if (!oneOptions.quantize.empty()) {
-    printErrors({"--dim " + range.flag +
-                 ": --quantize compiles no range "
-                 "yet; give the dim values"});
-    return false;
-  }
   // The model at two items, to compare with one.
   ModelOptions twoOptions = oneOptions;
   twoOptions.passChanges = false;
