@@ -54,7 +54,9 @@ static bool stagedBytes(const mlcc_model_desc *desc, uint32_t v, uint32_t index,
   return true;
 }
 
-uint64_t mlccPaddedArenaBytes(const mlcc_model_desc *desc, uint32_t v) {
+// The bytes of variant v's arena and staging buffers (mlcc/model.h), or 0
+// when they overflow.
+static uint64_t paddedArenaBytes(const mlcc_model_desc *desc, uint32_t v) {
   if (desc->variants[v].arena_bytes > UINT64_MAX - StagingAlignment)
     return 0;
   uint64_t end = alignUp(desc->variants[v].arena_bytes);
@@ -105,7 +107,7 @@ mlcc_status mlccPaddedCheckDesc(const char *fn, const mlcc_model_desc *desc) {
                                    "%s: variant %u of the model descriptor "
                                    "gives '%s' different lengths",
                                    fn, (unsigned)v, p->name);
-    uint64_t bytes = mlccPaddedArenaBytes(desc, v);
+    uint64_t bytes = paddedArenaBytes(desc, v);
     if (bucket < p->min || bucket > p->max ||
         desc->variants[v].arena_bytes < sizeof(int64_t) || bytes == 0 ||
         bytes > desc->arena_bytes)

@@ -19,10 +19,6 @@ MLCC_EXTERN_C_BEGIN
 /// staging buffers inside desc->arena_bytes.
 mlcc_status mlccPaddedCheckDesc(const char *fn, const mlcc_model_desc *desc);
 
-/// The bytes of variant `v`'s arena and staging buffers (mlcc/model.h), or
-/// 0 when they overflow.
-uint64_t mlccPaddedArenaBytes(const mlcc_model_desc *desc, uint32_t v);
-
 /// The variant of the smallest bucket that holds the length of `inputs`
 /// and has their other dims, or NULL (also for inputs of no valid length).
 const mlcc_model_variant *mlccPaddedVariant(const mlcc_model_desc *desc,
