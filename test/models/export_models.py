@@ -19,6 +19,7 @@ Usage: /usr/bin/python3 export_models.py OUT [--only name,name]
 Needs torch, torchvision, onnx, numpy (Debian python3-torch etc. are enough).
 """
 import argparse
+import inspect
 import math
 import os
 import shutil
@@ -77,10 +78,14 @@ def export_torch(model_dir, module, args, in_names, out_names, opset, dynamic_ax
     # In eval mode torch fuses BatchNorm into the preceding Conv; PRESERVE
     # (with the module already in eval) skips that peephole, keeping BN nodes.
     training = torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL
+    # torch >= 2.9 exports through dynamo by default; these models and their
+    # dynamic_axes are written for the TorchScript exporter, which older
+    # torch (Debian's) has as its only one.
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     torch.onnx.export(module, tuple(args), path, opset_version=opset,
                       input_names=in_names, output_names=out_names,
                       dynamic_axes=dynamic_axes, training=training,
-                      do_constant_folding=True)
+                      do_constant_folding=True, **legacy)
     # torch's shape inference can leave static output dims symbolic (e.g.
     # BERT's sequence axis after LayerNormalization); pin every dim that is
     # not declared dynamic to the reference output's size.
