@@ -144,6 +144,12 @@ amx() {
   bench d3-bf16amx "resnet50 bf16 1t AMX" "$r50" --precision bf16 --cpu sapphirerapids
   bench d4-int8 "resnet50 int8 1t VNNI" "$r50" "${int8[@]}" --cpu icelake-server
   bench d5-int8amx "resnet50 int8 1t AMX" "$r50" "${int8[@]}" --cpu sapphirerapids
+  # bf16 without AMX took twice fp32's time on the first Xeon seen (on Zen
+  # 5 it is 1.8x faster): the profiles, op by op, to find out why.
+  for p in "fp32 --cpu icelake-server" "bf16 --precision bf16 --cpu cooperlake"; do
+    timeout 120 $mlcc bench "$r50" ${p#* } --runs 5 --per-op \
+      >"$out/per-op-${p%% *}.log" 2>&1
+  done
 }
 amx &
 

@@ -209,7 +209,9 @@ bool validate(const ModelInterface &m, std::string &error) {
   }
   if (const std::optional<InterfacePaddedDim> &p = m.padded) {
     if (p->min < 1 || p->max < p->min ||
-        p->axes.size() != m.inputs.size() + m.outputs.size()) {
+        p->axes.size() != m.inputs.size() + m.outputs.size() ||
+        p->maskInput < -1 ||
+        p->maskInput >= static_cast<int64_t>(m.inputs.size())) {
       error = "the range of lengths of dim '" + p->name + "' is malformed";
       return false;
     }
@@ -380,6 +382,10 @@ bool tryWriteModelHeader(const ModelInterface &m, std::string &header,
        << " to " << p->max << ": a run takes the smallest variant below that "
        << "holds it,\n// padded there; outside the range is an error. The "
        << "arena holds the padded\n// copies.\n";
+    if (p->maskInput >= 0)
+      os << "// --trim-padding \"" << escapeCString(m.inputs[p->maskInput].name)
+         << "\": each item runs at the length up to its mask's last\n// "
+         << "nonzero; the outputs' positions past it are 0.\n";
     os << "#define " << mac << dim << "_MIN " << p->min << "\n";
     os << "#define " << mac << dim << "_MAX " << p->max << "\n";
   }

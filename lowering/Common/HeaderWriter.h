@@ -57,6 +57,8 @@ struct InterfacePaddedDim {
   int64_t min = 1, max = 1;
   /// Per input, then per output: the axis that holds the dim, or -1.
   std::vector<int64_t> axes;
+  /// --trim-padding: the input whose zeros mark padding, or -1.
+  int32_t maskInput = -1;
 };
 
 /// What a compiled model looks like from the outside.

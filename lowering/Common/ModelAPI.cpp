@@ -12,7 +12,7 @@ namespace mlcc::lowering {
 namespace {
 
 /// runtime/include/mlcc/model.h's MLCC_MODEL_ABI_VERSION.
-constexpr uint32_t kModelABIVersion = 7;
+constexpr uint32_t kModelABIVersion = 8;
 
 // The values of runtime/include/mlcc/tensor.h's mlcc_dtype.
 int32_t dtypeCode(const std::string &name) {
@@ -183,7 +183,7 @@ Constant *APIWriter::range(const InterfaceRange &r) {
 }
 
 // mlcc_model_padded_dim: {name, min, max, axes (an int8 per input, then
-// per output)}.
+// per output), mask_input}.
 Constant *APIWriter::padded(const InterfacePaddedDim &p) {
   std::vector<uint8_t> axes;
   for (int64_t a : p.axes)
@@ -192,11 +192,12 @@ Constant *APIWriter::padded(const InterfacePaddedDim &p) {
   auto *axesVar =
       new GlobalVariable(m, data->getType(), true, GlobalValue::PrivateLinkage,
                          data, prefix + "padded_axes");
-  StructType *paddedType = StructType::get(ctx, {ptr, i64, i64, ptr});
-  Constant *init =
-      ConstantStruct::get(paddedType, {string(p.name, prefix + "padded_name"),
-                                       ConstantInt::get(i64, p.min),
-                                       ConstantInt::get(i64, p.max), axesVar});
+  StructType *paddedType = StructType::get(ctx, {ptr, i64, i64, ptr, i32});
+  Constant *init = ConstantStruct::get(
+      paddedType,
+      {string(p.name, prefix + "padded_name"), ConstantInt::get(i64, p.min),
+       ConstantInt::get(i64, p.max), axesVar,
+       ConstantInt::get(i32, static_cast<uint64_t>(p.maskInput), true)});
   return new GlobalVariable(m, paddedType, true, GlobalValue::PrivateLinkage,
                             init, prefix + "padded");
 }

@@ -72,6 +72,29 @@ static uint64_t paddedArenaBytes(const mlcc_model_desc *desc, uint32_t v) {
   return end;
 }
 
+// A mask input (--trim-padding) runs items alone on their first
+// positions: a batch range maps every tensor with the dim, as dim 1.
+static mlcc_status checkMaskInput(const char *fn, const mlcc_model_desc *desc) {
+  const mlcc_model_padded_dim *p = desc->padded;
+  if (p->mask_input == -1)
+    return MLCC_OK;
+  if (p->mask_input < 0 || (uint32_t)p->mask_input >= desc->num_inputs ||
+      p->axes[p->mask_input] < 0 || !desc->range || !desc->range->mapped)
+    return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                               "%s: the model descriptor's mask input of "
+                               "'%s' is malformed",
+                               fn, p->name);
+  for (uint32_t i = 0; i < mlccNumTensors(desc); ++i)
+    if (p->axes[i] >= 0 && (p->axes[i] != 1 || !desc->range->mapped[i]))
+      return mlcc_last_error_set(MLCC_INVALID_ARGUMENT,
+                                 "%s: '%s' of the model descriptor has '%s' "
+                                 "in dim %d, not in dim 1 after the batch "
+                                 "that its mask input needs",
+                                 fn, mlccTensorAt(desc, i)->name, p->name,
+                                 (int)p->axes[i]);
+  return MLCC_OK;
+}
+
 mlcc_status mlccPaddedCheckDesc(const char *fn, const mlcc_model_desc *desc) {
   const mlcc_model_padded_dim *p = desc->padded;
   if (!p->name || !p->axes || p->min < 1 || p->max < p->min ||
@@ -123,7 +146,7 @@ mlcc_status mlccPaddedCheckDesc(const char *fn, const mlcc_model_desc *desc) {
                                "%s: no variant of the model descriptor holds "
                                "the longest '%s'",
                                fn, p->name);
-  return MLCC_OK;
+  return checkMaskInput(fn, desc);
 }
 
 // The run's length: that of every input with the dim, in the range.

@@ -207,6 +207,131 @@ static void viewsMove(Views *w, const mlcc_model_desc *desc,
   }
 }
 
+// Whether the elements of one position of a mask mark a token: any that
+// is not zero (-0.0 is zero).
+static bool maskHoldsToken(const char *at, size_t elements, mlcc_dtype dtype) {
+  size_t size = mlcc_dtype_size(dtype);
+  for (size_t e = 0; e < elements; ++e, at += size) {
+    uint64_t bits = 0;
+    memcpy(&bits, at, size < sizeof(bits) ? size : sizeof(bits));
+    if (dtype == MLCC_DTYPE_F32)
+      bits &= 0x7fffffffu;
+    else if (dtype == MLCC_DTYPE_F64)
+      bits &= 0x7fffffffffffffffu;
+    else if (dtype == MLCC_DTYPE_F16 || dtype == MLCC_DTYPE_BF16)
+      bits &= 0x7fffu;
+    if (bits)
+      return true;
+  }
+  return false;
+}
+
+// The length item `item` of the mask gives: one past its last token when
+// no token follows padding (the mask pads on the right), else the run's;
+// at least the range's min.
+static int64_t maskedLength(const mlcc_model_desc *desc,
+                            const mlcc_tensor *mask, int64_t item) {
+  int64_t length = mask->dims[1];
+  size_t inner = 1;
+  for (int32_t d = 2; d < mask->rank; ++d)
+    inner *= (size_t)mask->dims[d];
+  size_t positionBytes = inner * mlcc_dtype_size(mask->dtype);
+  const char *at =
+      (const char *)mask->data + (size_t)item * (size_t)length * positionBytes;
+  int64_t end = 0;
+  bool padding = false;
+  for (int64_t p = 0; p < length; ++p, at += positionBytes) {
+    if (!maskHoldsToken(at, inner, mask->dtype)) {
+      padding = true;
+    } else if (padding) {
+      return length;
+    } else {
+      end = p + 1;
+    }
+  }
+  return end < desc->padded->min ? desc->padded->min : end;
+}
+
+// Whether the mask can be read, and every tensor with the dim has the
+// run's length there; the run that follows otherwise says what is wrong.
+static bool trimmable(const mlcc_model_desc *desc, const mlcc_tensor *inputs,
+                      const mlcc_tensor *outputs, int64_t extent) {
+  const mlcc_model_padded_dim *p = desc->padded;
+  const mlcc_model_tensor_desc *t = &desc->inputs[p->mask_input];
+  const mlcc_tensor *mask = &inputs[p->mask_input];
+  if (mask->rank != t->rank || !mask->dims)
+    return false;
+  int64_t length = mask->dims[1];
+  if (length < p->min || length > p->max)
+    return false;
+  int64_t dims[64];
+  if (t->rank > 64)
+    return false;
+  for (int32_t d = 0; d < t->rank; ++d)
+    dims[d] = d == 0 ? extent : d == 1 ? length : t->dims[d];
+  for (int32_t d = 2; d < t->rank; ++d)
+    if (dims[d] < 0)
+      return false;
+  if (mlcc_tensor_check(mask, (mlcc_dtype)t->dtype, t->rank, dims, "mask") !=
+      MLCC_OK)
+    return false;
+  for (uint32_t i = 0; i < mlccNumTensors(desc); ++i) {
+    const mlcc_tensor *given =
+        i < desc->num_inputs ? &inputs[i] : &outputs[i - desc->num_inputs];
+    if (p->axes[i] >= 0 && (given->rank != mlccTensorAt(desc, i)->rank ||
+                            !given->dims || given->dims[1] != length))
+      return false;
+  }
+  return true;
+}
+
+// --trim-padding: each item runs alone at the length its mask gives, and
+// the outputs' positions past it are zeros. *done is false, with nothing
+// run, when no item is shorter than the run.
+static mlcc_status runTrimmed(const char *fn, const mlcc_model_desc *desc,
+                              const mlcc_tensor *inputs, mlcc_tensor *outputs,
+                              int64_t extent, mlccRangeChunkFn run, void *state,
+                              bool *done) {
+  *done = false;
+  const mlcc_model_padded_dim *p = desc->padded;
+  if (!trimmable(desc, inputs, outputs, extent))
+    return MLCC_OK;
+  const mlcc_tensor *mask = &inputs[p->mask_input];
+  int64_t length = mask->dims[1];
+  int64_t *lengths = malloc((size_t)extent * sizeof(int64_t));
+  if (!lengths)
+    return mlcc_last_error_set(MLCC_OUT_OF_MEMORY,
+                               "%s: cannot allocate the items' lengths", fn);
+  bool shorter = false;
+  for (int64_t b = 0; b < extent; ++b) {
+    lengths[b] = maskedLength(desc, mask, b);
+    shorter |= lengths[b] < length;
+  }
+  mlcc_status status = MLCC_OK;
+  if (shorter) {
+    *done = true;
+    Views w;
+    status = viewsInit(&w, fn, desc, inputs, outputs, extent);
+    for (int64_t b = 0; status == MLCC_OK && b < extent; ++b) {
+      viewsMove(&w, desc, inputs, outputs, b, 1);
+      for (uint32_t i = 0; i < mlccNumTensors(desc); ++i)
+        if (p->axes[i] >= 0)
+          w.Tensors[i].dims[1] = lengths[b];
+      status = run(state, w.Tensors, w.Tensors + desc->num_inputs);
+      for (uint32_t i = desc->num_inputs;
+           status == MLCC_OK && i < mlccNumTensors(desc); ++i) {
+        size_t positionBytes = w.ItemBytes[i] / (size_t)length;
+        if (p->axes[i] >= 0 && positionBytes > 0)
+          memset((char *)w.Tensors[i].data + (size_t)lengths[b] * positionBytes,
+                 0, (size_t)(length - lengths[b]) * positionBytes);
+      }
+    }
+    viewsFree(&w);
+  }
+  free(lengths);
+  return status;
+}
+
 mlcc_status mlccRangeRun(const char *fn, const mlcc_model_desc *desc,
                          const mlcc_tensor *inputs, mlcc_tensor *outputs,
                          mlccRangeChunkFn run, void *state) {
@@ -214,6 +339,12 @@ mlcc_status mlccRangeRun(const char *fn, const mlcc_model_desc *desc,
   mlcc_status status = runExtent(fn, desc, inputs, outputs, &extent);
   if (status != MLCC_OK)
     return status;
+  if (desc->padded && desc->padded->mask_input >= 0) {
+    bool done = false;
+    status = runTrimmed(fn, desc, inputs, outputs, extent, run, state, &done);
+    if (done || status != MLCC_OK)
+      return status;
+  }
   if (runnable(desc, inputs))
     return run(state, inputs, outputs);
   Views w;

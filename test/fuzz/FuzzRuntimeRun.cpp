@@ -230,6 +230,7 @@ void buildModel(FuzzModel &m, FuzzedDataProvider &fdp) {
     m.padded.min = fdp.ConsumeIntegralInRange<int64_t>(0, 3);
     m.padded.max = fdp.ConsumeIntegralInRange<int64_t>(0, 9);
     m.padded.axes = m.axes.data();
+    m.padded.mask_input = fdp.ConsumeIntegralInRange<int32_t>(-2, 3);
     // Room for staging buffers, or not: too small must be refused.
     d.arena_bytes += fdp.ConsumeIntegralInRange<uint64_t>(0, 4096);
     d.padded = &m.padded;

@@ -19,6 +19,9 @@ namespace mlcc::cli {
 struct ModelOptions {
   std::string model;
   std::vector<std::string> dims; // "name=value"
+  /// --trim-padding: the input whose zeros mark an item's padding along a
+  /// range of lengths (mlcc/Driver/PaddingMask.h); "" for none.
+  std::string trimPadding;
   /// What else fixes symbolic dims (ImportOptions::inputShapes,
   /// batchDefaultsToOne): the shapes of the data run or timed, or 1 for
   /// a batch; loadAndSimplify says on stderr what they fixed.

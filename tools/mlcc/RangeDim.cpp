@@ -4,6 +4,7 @@
 
 #include "mlcc/Driver/Driver.h"
 #include "mlcc/Driver/MappedDim.h"
+#include "mlcc/Driver/PaddingMask.h"
 
 #include "GraphDialect.h"
 #include "RunTimeExtents.h"
@@ -80,14 +81,26 @@ bool findDimRanges(mlir::MLIRContext &ctx, const ModelOptions &options,
       }
     ranges.push_back(*range);
   }
+  if (!options.trimPadding.empty() &&
+      (ranges.size() != 2 || ranges[0].padded == ranges[1].padded)) {
+    printErrors({"--trim-padding " + options.trimPadding +
+                 ": needs a batch range and a range of lengths (--dim "
+                 "batch=1..8 --dim seq=1..512), so that each item of a call "
+                 "can run at its own length"});
+    return false;
+  }
   return true;
 }
 
 bool classifyDimRange(MLIRContext &ctx, const ModelOptions &options,
                       DimRange &range) {
+  // The dims as the model declares them: nothing fixed, not even by the
+  // data `bench --data` times.
   ModelOptions imported = options;
   imported.pipeline = "none";
   imported.dims.clear();
+  imported.dataShapes.clear();
+  imported.batchDefaultsToOne = false;
   OwningOpRef<ModuleOp> module = loadAndSimplify(ctx, imported);
   if (!module)
     return false;
@@ -115,6 +128,38 @@ std::vector<int64_t> rangeVariantValues(const DimRange &range) {
   llvm::sort(buckets);
   buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
   return buckets;
+}
+
+// --trim-padding NAME: an item runs at the length its mask NAME gives, on
+// the first positions of its own tensors (so each must hold them right
+// after the batch), when the attentions count NAME's padding for nothing.
+static bool trimPadding(ModuleOp one, const ModelOptions &options,
+                        const DimRange &range, InterfacePaddedDim &out) {
+  const std::string &mask = options.trimPadding;
+  func::FuncOp main = mainFunction(one);
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    names.push_back(inputName(main, i));
+  for (unsigned i = 0; i < main.getNumResults(); ++i)
+    names.push_back(outputName(main, i));
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (out.axes[i] >= 0 && out.axes[i] != 1) {
+      printErrors({"--trim-padding " + mask + ": '" + names[i] +
+                   "' has the positions of " + range.name + " in dim " +
+                   std::to_string(out.axes[i]) +
+                   "; an item runs on its first positions only where they "
+                   "are dim 1, right after the batch"});
+      return false;
+    }
+    if (names[i] == mask && i < main.getNumArguments())
+      out.maskInput = static_cast<int32_t>(i);
+  }
+  int64_t axis = out.maskInput >= 0 ? out.axes[out.maskInput] : -1;
+  if (ref::Status s = checkPaddingMask(one, mask, axis); s.failed()) {
+    printErrors({"--trim-padding " + mask + ": " + s.message()});
+    return false;
+  }
+  return true;
 }
 
 bool describePaddedRange(MLIRContext &ctx, const ModelOptions &options,
@@ -147,6 +192,8 @@ bool describePaddedRange(MLIRContext &ctx, const ModelOptions &options,
                      range.name + "=16,128 compiles a variant for each"});
     return false;
   }
+  if (!options.trimPadding.empty() && !trimPadding(*one, options, range, out))
+    return false;
   // Each variant is the same ops (the proof's): mark those that take the
   // run's length, and those that may skip the positions past it.
   Block &proved = mainFunction(*two).getBody().front();

@@ -10,7 +10,9 @@
 // lengths: the model is compiled for buckets of them (16, 32, 64, ... and
 // the range's max, or the values given beside it) and proved to let no
 // position past a run's length reach those before it (checkPaddedDim); the
-// runtime pads a run to its bucket.
+// runtime pads a run to its bucket. With both ranges, --trim-padding NAME
+// runs each item at the length its mask input NAME gives, where the
+// attentions count its padding for nothing (mlcc/Driver/PaddingMask.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -27,6 +27,11 @@ static void addModelOptions(CLI::App *cmd, ModelOptions &o,
                   "Fix a symbolic dimension, e.g. --dim batch=1 (repeatable); "
                   "compile takes several values, --dim batch=1,8: one object "
                   "with a variant per value, chosen by the inputs' dims");
+  cmd->add_option("--trim-padding", o.trimPadding,
+                  "With a batch range and a range of lengths: the input (a "
+                  "0/1 attention mask) whose zeros mark padding; each item "
+                  "runs at the length up to its last 1, and the outputs' "
+                  "positions past it are 0");
   cmd->add_option("--pipeline", o.pipeline,
                   "Graph pipeline to run: simplify (shape inference, constant "
                   "folding, DCE) or none")

@@ -33,7 +33,7 @@ MLCC_EXTERN_C_BEGIN
 
 /// The descriptor layout this runtime understands. A model compiled for
 /// another version is rejected with MLCC_UNSUPPORTED, never misread.
-#define MLCC_MODEL_ABI_VERSION 7
+#define MLCC_MODEL_ABI_VERSION 8
 
 /// One input or output of a model. 32 bytes on 64-bit targets.
 typedef struct mlcc_model_tensor_desc {
@@ -102,7 +102,11 @@ typedef struct mlcc_model_range {
 /// past the variant's own (padded with zeros to the bucket: staging
 /// buffers, each 64-byte aligned, inputs then outputs) and the outputs'
 /// valid part back out. The entry reads the length, an int64_t, from the
-/// last 8 bytes of its variant's arena. 32 bytes.
+/// last 8 bytes of its variant's arena. With mask_input (`mlcc compile
+/// --trim-padding NAME`), each item of a call runs at the length its mask
+/// gives (up to its last nonzero, when no nonzero follows a zero) and the
+/// outputs' positions past it are zeros; every tensor with the dim has it
+/// as dim 1. 40 bytes.
 typedef struct mlcc_model_padded_dim {
   const char *name; ///< the dim's name ("seq"), for messages
   int64_t min;      ///< the lengths a run may give it, min <= max
@@ -110,6 +114,8 @@ typedef struct mlcc_model_padded_dim {
   /// num_inputs then num_outputs entries: the axis of this dim in the
   /// tensor, or -1 where it has none.
   const int8_t *axes;
+  /// The input whose zeros mark each item's padding, or -1.
+  int32_t mask_input;
 } mlcc_model_padded_dim;
 
 /// A device model's kernels and weights (`mlcc compile --target vulkan` or

@@ -15,6 +15,13 @@ one compiled object at several lengths.
                 first [batch, 32]; encoder_data/test_data_set_N at batch 1
                 and seq 5, 16, 23, 32 (the last key of 23 masked), and at
                 batch 3 and seq 11 (each item's tail masked otherwise)
+                trimmed_data: batch 3 at seq 24, the items' masks
+                ending at 24, 7 and 13, for --trim-padding attention_mask:
+                the references are torch at each item's own length, zeros
+                past it; then an item whose mask has a hole (a token after
+                padding), which runs at the call's length
+  weakmask.onnx the encoder with a mask of -100 on padded keys: their
+                softmax terms are not 0, so --trim-padding must refuse it
   plain.onnx    the same at batch 1 without the mask (input_ids -> hidden, first), so
                 that nothing but the run's length keeps the attention off
                 the padding; plain_data at seq 5, 16, 23, 32
@@ -97,8 +104,9 @@ class Layer(nn.Module):
 
 
 class Encoder(nn.Module):
-    def __init__(self):
+    def __init__(self, padded_key=-10000.0):
         super().__init__()
+        self.padded_key = padded_key
         self.words, self.positions = nn.Embedding(VOCAB, HIDDEN), nn.Embedding(MAX_POS, HIDDEN)
         self.ln = nn.LayerNorm(HIDDEN)
         self.layers = nn.ModuleList(Layer() for _ in range(2))
@@ -109,7 +117,8 @@ class Encoder(nn.Module):
         x = self.ln(self.words(input_ids) + self.positions(self.position_ids[:, :seq]))
         mask_bias = None
         if attention_mask is not None:
-            mask_bias = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+            mask = attention_mask[:, None, None, :].to(torch.float32)
+            mask_bias = (1.0 - mask) * self.padded_key
         for layer in self.layers:
             x = layer(x, mask_bias)
         return x, x[:, 0]
@@ -130,9 +139,32 @@ def write_set(folder, inputs, outputs):
             f.write(onnx.numpy_helper.from_array(a, name).SerializeToString())
 
 
-def encoder():
+def encoder(padded_key=-10000.0):
     torch.manual_seed(11)
-    return Encoder().eval()
+    return Encoder(padded_key).eval()
+
+
+def write_trimmed_sets(net, folder):
+    """--trim-padding: each item at its own length, zeros past it."""
+    seq, ends = 24, [24, 7, 13]
+    for n, holes in enumerate([False, True]):
+        ids = torch.randint(0, VOCAB, (len(ends), seq))
+        mask = torch.zeros_like(ids)
+        hidden = torch.zeros(len(ends), seq, HIDDEN)
+        first = torch.zeros(len(ends), HIDDEN)
+        for b, end in enumerate(ends):
+            mask[b, :end] = 1
+            if holes and b == 1:
+                mask[b, 2] = 0  # a token after padding: not trimmed
+            with torch.no_grad():
+                if holes and b == 1:
+                    h, f = net(ids[b:b + 1], mask[b:b + 1])
+                else:
+                    h, f = net(ids[b:b + 1, :end], mask[b:b + 1, :end])
+            hidden[b, :h.shape[1]], first[b] = h[0], f[0]
+        write_set(os.path.join(folder, "test_data_set_%d" % n),
+                  [("input_ids", ids.numpy()), ("attention_mask", mask.numpy())],
+                  [("hidden", hidden.numpy()), ("first", first.numpy())])
 
 
 def run_app(work, include, lib, lengths):
@@ -190,6 +222,14 @@ def main():
         write_set(os.path.join(work, "encoder_data", "test_data_set_%d" % n),
                   [("input_ids", ids.numpy()), ("attention_mask", mask.numpy())],
                   [("hidden", hidden.numpy()), ("first", first.numpy())])
+    write_trimmed_sets(net, os.path.join(work, "trimmed_data"))
+    torch.onnx.export(encoder(-100.0), (ids, torch.ones_like(ids)),
+                      os.path.join(work, "weakmask.onnx"),
+                      input_names=["input_ids", "attention_mask"],
+                      output_names=["hidden", "first"], opset_version=17,
+                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
+                                    "attention_mask": {0: "batch", 1: "seq"},
+                                    "hidden": {0: "batch", 1: "seq"}, "first": {0: "batch"}})
     torch.onnx.export(net, (torch.randint(0, VOCAB, (1, 7)),), os.path.join(work, "plain.onnx"),
                       input_names=["input_ids"], output_names=["hidden", "first"],
                       opset_version=17,

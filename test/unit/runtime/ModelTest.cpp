@@ -168,7 +168,8 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(offsetof(mlcc_model_desc, cpu_name) == 104);
   CHECK(offsetof(mlcc_model_desc, range) == 112);
   CHECK(offsetof(mlcc_model_desc, padded) == 120);
-  CHECK(sizeof(mlcc_model_padded_dim) == 32);
+  CHECK(sizeof(mlcc_model_padded_dim) == 40);
+  CHECK(offsetof(mlcc_model_padded_dim, mask_input) == 32);
   CHECK(offsetof(mlcc_model_padded_dim, min) == 8);
   CHECK(offsetof(mlcc_model_padded_dim, max) == 16);
   CHECK(offsetof(mlcc_model_padded_dim, axes) == 24);
@@ -188,7 +189,7 @@ TEST_CASE("the model descriptor layout is fixed", "[runtime][model]") {
   CHECK(sizeof(mlcc_model_variant) == 24);
   CHECK(offsetof(mlcc_model_variant, arena_bytes) == 8);
   CHECK(offsetof(mlcc_model_variant, entry) == 16);
-  CHECK(MLCC_MODEL_ABI_VERSION == 7);
+  CHECK(MLCC_MODEL_ABI_VERSION == 8);
   // The weights file's header, as lowering/Common/CompileModel.cpp writes it.
   CHECK(sizeof(mlcc_weights_header) == 64);
   CHECK(offsetof(mlcc_weights_header, header_bytes) == 8);
@@ -268,7 +269,7 @@ TEST_CASE("create rejects a malformed descriptor", "[runtime][model]") {
     CHECK(createFails(d) == MLCC_UNSUPPORTED);
     CHECK(lastError() ==
           "mlcc_model_create: the model was compiled for model ABI version 1, "
-          "but this runtime supports version 7; rebuild the model with a "
+          "but this runtime supports version 8; rebuild the model with a "
           "matching mlcc");
   }
   SECTION("no name") {

@@ -59,7 +59,7 @@ const mlcc_model_variant kVariants[] = {
     {kSeq4, kArena4, shiftEntry<4, kArena4>},
     {kSeq10, kArena10, shiftEntry<10, kArena10>}};
 const int8_t kAxes[] = {1, 1};
-const mlcc_model_padded_dim kPadded = {"seq", 1, 10, kAxes};
+const mlcc_model_padded_dim kPadded = {"seq", 1, 10, kAxes, -1};
 
 // The arena: the largest variant's, then its staging buffers (x and y at
 // [2, 10] f32, 80 bytes each, 64-byte aligned: 128 each).
@@ -189,4 +189,107 @@ TEST_CASE("a malformed range of lengths is refused", "[runtime][padded]") {
   d.variants = mixedVariants;
   CHECK(refused(d));
   CHECK(lastError().find("different lengths") != std::string::npos);
+}
+
+namespace {
+
+// "shift" over a batch range too, with x its own mask (--trim-padding x):
+// chunks of one item, in buckets of 4 and 10.
+template <int Bucket, uint64_t ArenaBytes>
+int32_t itemEntry(void *arena, const void *, const void *const *inputs,
+                  void *const *outputs, mlcc_threadpool *) {
+  int64_t length = 0;
+  std::memcpy(&length, static_cast<char *>(arena) + ArenaBytes - 8, 8);
+  const float *x = static_cast<const float *>(inputs[0]);
+  float *y = static_cast<float *>(outputs[0]);
+  for (int i = 0; i < Bucket; ++i)
+    y[i] = x[i] + static_cast<float>(length);
+  calls.push_back({Bucket, length, inputs[0], true});
+  return MLCC_OK;
+}
+
+const int64_t kBoth[] = {-1, -1};
+const mlcc_model_tensor_desc kMaskIn[] = {{"x", kBoth, 2, MLCC_DTYPE_F32}};
+const mlcc_model_tensor_desc kMaskOut[] = {{"y", kBoth, 2, MLCC_DTYPE_F32}};
+const int64_t kItem4[] = {1, 4, 1, 4};
+const int64_t kItem10[] = {1, 10, 1, 10};
+const mlcc_model_variant kItemVariants[] = {
+    {kItem4, kArena4, itemEntry<4, kArena4>},
+    {kItem10, kArena10, itemEntry<10, kArena10>}};
+const uint8_t kBatchMapped[] = {1, 1};
+const mlcc_model_range kBatch = {"batch", 1, 4, kBatchMapped};
+const mlcc_model_padded_dim kTrimmed = {"seq", 1, 10, kAxes, 0};
+
+mlcc_model_desc trimmedDesc() {
+  mlcc_model_desc d = shiftDesc();
+  d.inputs = kMaskIn;
+  d.outputs = kMaskOut;
+  d.variants = kItemVariants;
+  d.range = &kBatch;
+  d.padded = &kTrimmed;
+  // Staging for one item: x and y at [1, 10] f32, 64-byte aligned.
+  d.arena_bytes = kArena10 + 64 + 64;
+  return d;
+}
+
+const mlcc_model_desc kTrimmedShift = trimmedDesc();
+
+} // namespace
+
+TEST_CASE("--trim-padding runs each item at its mask's length",
+          "[runtime][padded]") {
+  mlcc_model_context *ctx = nullptr;
+  REQUIRE(mlcc_model_create(&kTrimmedShift, nullptr, &ctx) == MLCC_OK);
+  // Three items of 6 positions: tokens up to 3, all 6, and one after a
+  // hole (not trimmed).
+  std::vector<float> x = {1, 2, 3, 0, 0, 0, 1, 2, 3, 4, 5, 6, 1, 0, 3, 0, 0, 0};
+  std::vector<float> y(x.size(), -1);
+  int64_t dims[2] = {3, 6};
+  mlcc_tensor in{x.data(), dims, 2, MLCC_DTYPE_F32};
+  mlcc_tensor out{y.data(), dims, 2, MLCC_DTYPE_F32};
+  calls.clear();
+  REQUIRE(mlcc_model_run(&kTrimmedShift, ctx, &in, &out) == MLCC_OK);
+  REQUIRE(calls.size() == 3);
+  CHECK(calls[0].bucket == 4);
+  CHECK(calls[0].length == 3);
+  CHECK(calls[0].input != x.data()); // 3 of 4 positions: staged, padded
+  CHECK(calls[1].length == 6);
+  CHECK(calls[2].length == 6);
+  const std::vector<float> want = {4,  5,  6,  0, 0, 0, 7, 8, 9,
+                                   10, 11, 12, 7, 6, 9, 6, 6, 6};
+  CHECK(y == want);
+
+  // No item shorter than the run: the items as any range runs them.
+  std::vector<float> full = {1, 1, 1, 1, 1, 1};
+  std::vector<float> y2(full.size(), -1);
+  int64_t dims2[2] = {2, 3};
+  mlcc_tensor in2{full.data(), dims2, 2, MLCC_DTYPE_F32};
+  mlcc_tensor out2{y2.data(), dims2, 2, MLCC_DTYPE_F32};
+  calls.clear();
+  REQUIRE(mlcc_model_run(&kTrimmedShift, ctx, &in2, &out2) == MLCC_OK);
+  CHECK(calls.size() == 2);
+  CHECK(y2 == std::vector<float>(6, 4));
+
+  // Outputs of another length: the run's error, nothing trimmed or zeroed.
+  int64_t shortDims[2] = {3, 5};
+  mlcc_tensor shortOut{y.data(), shortDims, 2, MLCC_DTYPE_F32};
+  CHECK(mlcc_model_run(&kTrimmedShift, ctx, &in, &shortOut) ==
+        MLCC_SHAPE_MISMATCH);
+  mlcc_model_destroy(ctx);
+}
+
+TEST_CASE("a malformed mask input is refused", "[runtime][padded]") {
+  mlcc_model_context *ctx = nullptr;
+  mlcc_model_padded_dim bad = kTrimmed;
+  mlcc_model_desc d = kTrimmedShift;
+  d.padded = &bad;
+  for (int32_t mask : {1, -2}) {
+    bad.mask_input = mask;
+    CHECK(mlcc_model_create(&d, nullptr, &ctx) == MLCC_INVALID_ARGUMENT);
+    CHECK(std::string(mlcc_last_error_message()).find("mask input") !=
+          std::string::npos);
+  }
+  bad.mask_input = 0;
+  d.range = nullptr; // items run alone only over a batch range
+  CHECK(mlcc_model_create(&d, nullptr, &ctx) == MLCC_INVALID_ARGUMENT);
 }
