@@ -2,7 +2,8 @@
 # The cuda target on an NVIDIA GPU, in one go (about 6 minutes on one GPU
 # and 16 cores): the ONNX conformance suite on `cuda`, the real models
 # against their torch/NumPy references, and `mlcc bench` on ResNet-50,
-# MobileNetV2, BERT-base and the Poisson sample's Jacobi loop; where the
+# MobileNetV2, BERT-base and the Poisson sample's Jacobi loop, beside
+# PyTorch's eager and CUDA-graph latency on the first three; where the
 # host CPU has AMX, the AMX kernels' tests and ResNet-50 in int8 and bf16
 # with and without AMX. Then one summary table. Nothing here runs without
 # a GPU: the tests (fake driver, ptxas) cover that.
@@ -157,6 +158,19 @@ bench c1-resnet "resnet50 b1" "$models/resnet50/model.onnx" --target cuda
 bench c2-mobilenet "mobilenetv2 b1" "$models/mobilenetv2/model.onnx" --target cuda
 bench c3-bert "bert_base s128" "$models/bert_base/model.onnx" --target cuda --dim batch=1
 bench c4-jacobi "poisson jacobi loop" samples/poisson_blend/poisson_blend.mlir --target cuda
+# PyTorch on the same GPU for the ratios: eager, and replayed from a CUDA
+# graph (tools/bench/torch_gpu.py).
+if python3 -c 'import torch, torchvision; assert torch.cuda.is_available()' 2>/dev/null; then
+  timeout 240 python3 tools/bench/torch_gpu.py >"$out/torch.log" 2>&1
+  i=0
+  while read -r line; do
+    i=$((i + 1))
+    row "c9-torch-$i" "${line%%: median*}" "median ${line##*median }"
+  done < <(grep '^torch .*: median' "$out/torch.log")
+  [ "$i" -gt 0 ] || row c9-torch "torch on the GPU" "FAIL: $(tail -1 "$out/torch.log")"
+else
+  row c9-torch "torch on the GPU" "SKIPPED: python3 has no torch with CUDA"
+fi
 wait
 
 echo
