@@ -294,13 +294,15 @@ bool parseCalibrationMethod(const std::string &name, CalibrationMethod &out) {
   return true;
 }
 
-Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
-                    graph::QuantizationReport &report) {
+Status calibrateInt8(ModuleOp module, const CalibrationOptions &options,
+                     Int8Calibration &out) {
+  out = {};
   func::FuncOp func = mainFunction(module);
   if (!func)
     return Status::error("--quantize: the module has no main function");
   graph::decomposeAttention(func);
   std::vector<Value> observed = graph::quantizableActivations(func);
+  out.ranges.resize(observed.size());
   if (observed.empty())
     return Status::success();
   std::vector<std::string> sets;
@@ -343,23 +345,64 @@ Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
   llvm::DenseMap<Value, graph::ActivationRange> ranges;
   for (size_t i = 0; i < observed.size(); ++i)
     if (std::isfinite(seen[i].min))
-      ranges[observed[i]] = chooseRange(seen[i], options);
-  llvm::DenseMap<Operation *, double> errors;
+      out.ranges[i] = ranges[observed[i]] = chooseRange(seen[i], options);
   if (options.maxLayerError < INFINITY) {
+    llvm::DenseMap<Operation *, double> errors;
     std::vector<std::string> some(
         sets.begin(),
         sets.begin() + std::min<size_t>(sets.size(), kSensitivitySets));
     MLCC_RETURN_IF_ERROR(
         measureSensitivity(module, func, ranges, some, errors));
+    unsigned position = 0;
+    for (Operation &op : func.getBody().front()) {
+      if (auto it = errors.find(&op); it != errors.end())
+        out.errors.emplace_back(position, it->second);
+      ++position;
+    }
   }
-  report =
-      graph::insertQuantDequant(func, ranges, errors, options.maxLayerError);
+  return Status::success();
+}
+
+Status applyInt8(ModuleOp module, const Int8Calibration &calibration,
+                 double maxLayerError, graph::QuantizationReport &report) {
+  func::FuncOp func = mainFunction(module);
+  if (!func)
+    return Status::error("--quantize: the module has no main function");
+  graph::decomposeAttention(func);
+  std::vector<Value> observed = graph::quantizableActivations(func);
+  std::vector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    ops.push_back(&op);
+  if (observed.size() != calibration.ranges.size() ||
+      llvm::any_of(calibration.errors,
+                   [&](auto &e) { return e.first >= ops.size(); }))
+    return Status::error("--quantize: the model simplifies to other layers "
+                         "at these shapes than at the calibration data's (",
+                         observed.size(), " against ",
+                         calibration.ranges.size(), ")");
+  llvm::DenseMap<Value, graph::ActivationRange> ranges;
+  for (size_t i = 0; i < observed.size(); ++i)
+    if (calibration.ranges[i])
+      ranges[observed[i]] = *calibration.ranges[i];
+  llvm::DenseMap<Operation *, double> errors;
+  for (auto [position, error] : calibration.errors)
+    errors[ops[position]] = error;
+  report = graph::insertQuantDequant(func, ranges, errors, maxLayerError);
   // The attentions whose matmuls stay f32 fuse again.
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(graph::createFuseAttention());
   if (failed(pm.run(module)))
     return Status::error("--quantize: mlcc-fuse-attention failed");
   return Status::success();
+}
+
+Status quantizeInt8(ModuleOp module, const CalibrationOptions &options,
+                    graph::QuantizationReport &report) {
+  Int8Calibration calibration;
+  MLCC_RETURN_IF_ERROR(calibrateInt8(module, options, calibration));
+  if (calibration.ranges.empty())
+    return Status::success();
+  return applyInt8(module, calibration, options.maxLayerError, report);
 }
 
 } // namespace mlcc

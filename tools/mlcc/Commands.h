@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
-namespace mlcc::graph {
+namespace mlcc {
+struct CalibrationOptions;
+namespace graph {
 struct QuantizationReport;
-} // namespace mlcc::graph
+} // namespace graph
+} // namespace mlcc
 
 namespace mlcc::cli {
 
@@ -110,6 +113,14 @@ int runQuantize(const QuantizeOptions &options);
 mlir::OwningOpRef<mlir::ModuleOp>
 loadAndSimplify(mlir::MLIRContext &ctx, const ModelOptions &options,
                 graph::QuantizationReport *report = nullptr);
+
+/// --quantize int8's calibration options; false after printing what is
+/// missing.
+bool calibrationOptions(const ModelOptions &options,
+                        CalibrationOptions &calibration);
+
+/// What --quantize put in int8 and kept in f32 (`--stats`).
+void printQuantization(const graph::QuantizationReport &report);
 
 /// With --quantize on a --target avx512 --cpu without AVX512-VNNI, says on
 /// stderr that the int8 kernels are not used (and which CPUs have them).

@@ -39,10 +39,8 @@ void printErrors(const std::vector<std::string> &errors) {
   }
 }
 
-// --quantize int8: calibrate, then the QDQ form (mlcc/Driver/Calibration.h).
-static bool quantize(ModuleOp module, const ModelOptions &options,
-                     graph::QuantizationReport &report) {
-  CalibrationOptions calibration;
+bool calibrationOptions(const ModelOptions &options,
+                        CalibrationOptions &calibration) {
   calibration.dir = options.calibrate;
   calibration.maxSamples = options.calibrationSamples;
   calibration.maxLayerError = options.maxLayerError;
@@ -52,18 +50,30 @@ static bool quantize(ModuleOp module, const ModelOptions &options,
                  "minmax, entropy, percentile or mse)"});
     return false;
   }
+  return true;
+}
+
+void printQuantization(const graph::QuantizationReport &report) {
+  std::printf("quantized to int8: %zu ops\n", report.quantized.size());
+  for (const std::string &op : report.quantized)
+    std::printf("  %s\n", op.c_str());
+  std::printf("kept in f32: %zu ops\n", report.kept.size());
+  for (const std::string &op : report.kept)
+    std::printf("  %s\n", op.c_str());
+}
+
+// --quantize int8: calibrate, then the QDQ form (mlcc/Driver/Calibration.h).
+static bool quantize(ModuleOp module, const ModelOptions &options,
+                     graph::QuantizationReport &report) {
+  CalibrationOptions calibration;
+  if (!calibrationOptions(options, calibration))
+    return false;
   if (ref::Status s = quantizeInt8(module, calibration, report); s.failed()) {
     printErrors({s.message()});
     return false;
   }
-  if (options.passChanges) {
-    std::printf("quantized to int8: %zu ops\n", report.quantized.size());
-    for (const std::string &op : report.quantized)
-      std::printf("  %s\n", op.c_str());
-    std::printf("kept in f32: %zu ops\n", report.kept.size());
-    for (const std::string &op : report.kept)
-      std::printf("  %s\n", op.c_str());
-  }
+  if (options.passChanges)
+    printQuantization(report);
   return true;
 }
 

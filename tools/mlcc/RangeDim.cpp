@@ -50,11 +50,6 @@ bool findDimRanges(mlir::MLIRContext &ctx, const ModelOptions &options,
     }
     if (!range)
       continue;
-    if (!options.quantize.empty()) {
-      printErrors({"--dim " + range->flag +
-                   ": --quantize compiles no range yet; give the dim values"});
-      return false;
-    }
     // The values beside a range are chunks (or buckets) that must fit in
     // it.
     for (llvm::StringRef value : values) {
@@ -71,6 +66,12 @@ bool findDimRanges(mlir::MLIRContext &ctx, const ModelOptions &options,
     }
     if (!classifyDimRange(ctx, options, *range))
       return false;
+    if (range->padded && !options.quantize.empty()) {
+      printErrors({"--dim " + range->flag +
+                   ": --quantize compiles no range of lengths yet (its int8 "
+                   "layers take no run-time rows); give the dim values"});
+      return false;
+    }
     // One range of each kind: the runtime pads each chunk of a batch.
     for (const DimRange &other : ranges)
       if (other.padded == range->padded) {

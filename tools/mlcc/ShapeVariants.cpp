@@ -2,6 +2,8 @@
 
 #include "ShapeVariants.h"
 
+#include "mlcc/Driver/Calibration.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -111,12 +113,53 @@ static bool describeBatch(MLIRContext &ctx,
   return true;
 }
 
+// --quantize with a batch range: one calibration, of the model at the
+// first calibration set's shapes, quantises every variant alike. Per-tensor
+// scales do not depend on the batch, and quantising does not change which
+// item an op reads, so the f32 model's proof holds for them.
+static bool quantizeVariants(MLIRContext &ctx, const ModelOptions &model,
+                             ShapeVariants &out, bool stats) {
+  CalibrationOptions calibration;
+  if (!calibrationOptions(model, calibration))
+    return false;
+  ModelOptions atData = model;
+  atData.quantize.clear();
+  llvm::erase_if(atData.dims, [](const std::string &d) {
+    return isRangeValue(llvm::StringRef(d).split('=').second);
+  });
+  std::vector<std::string> sets;
+  ref::Status s = dataSets(model.calibrate, 1, sets);
+  if (s.ok())
+    s = readInputShapes(sets.front(), atData.dataShapes);
+  OwningOpRef<ModuleOp> calibrated;
+  if (s.ok() && !(calibrated = loadAndSimplify(ctx, atData)))
+    return false;
+  Int8Calibration decided;
+  if (s.ok())
+    s = calibrateInt8(*calibrated, calibration, decided);
+  for (size_t i = 0; s.ok() && i < out.modules.size(); ++i) {
+    graph::QuantizationReport report;
+    s = applyInt8(*out.modules[i], decided, calibration.maxLayerError, report);
+    if (s.ok() && stats && i == 0)
+      printQuantization(report);
+  }
+  if (s.failed()) {
+    printErrors({"--calibrate " + model.calibrate + ": " + s.message()});
+    return false;
+  }
+  return true;
+}
+
 bool loadShapeVariants(MLIRContext &ctx, const ModelOptions &model, bool stats,
                        ShapeVariants &out) {
   out = {};
   if (!findDimRanges(ctx, model, out.ranges))
     return false;
-  std::vector<ModelOptions> shapes = shapeOptions(model, out.ranges);
+  // A range's variants and its proof are the f32 model, quantised after.
+  ModelOptions f32 = model;
+  if (!out.ranges.empty())
+    f32.quantize.clear();
+  std::vector<ModelOptions> shapes = shapeOptions(f32, out.ranges);
   if (shapes.empty())
     return false;
   for (ModelOptions &shape : shapes) {
@@ -129,7 +172,8 @@ bool loadShapeVariants(MLIRContext &ctx, const ModelOptions &model, bool stats,
     if (!(range.padded ? describeLengths(ctx, shapes, out, range, stats)
                        : describeBatch(ctx, shapes, out, range, stats)))
       return false;
-  return true;
+  return model.quantize.empty() || out.ranges.empty() ||
+         quantizeVariants(ctx, model, out, stats);
 }
 
 } // namespace mlcc::cli

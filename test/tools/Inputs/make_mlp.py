@@ -1,6 +1,7 @@
 """Writes mlp.onnx, 8 calibration sets (cal/test_data_set_N) and one test
 set (test/) into the folder argv[1]: x [4, 64] -> Linear(64, 96) -> ReLU
--> Linear(96, 10), seeded random weights, inputs from one distribution."""
+-> Linear(96, 10), seeded random weights, inputs from one distribution.
+mlp_batch.onnx is the same model with a symbolic batch, x [batch, 64]."""
 import os
 import sys
 
@@ -26,8 +27,11 @@ nodes = [helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
 graph = helper.make_graph(
     nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 10])], inits)
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-          os.path.join(out, "mlp.onnx"))
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+onnx.save(model, os.path.join(out, "mlp.onnx"))
+for value in list(model.graph.input) + list(model.graph.output):
+    value.type.tensor_type.shape.dim[0].dim_param = "batch"
+onnx.save(model, os.path.join(out, "mlp_batch.onnx"))
 for i in range(9):
     d = os.path.join(out, "cal", "test_data_set_%d" % i) if i < 8 else os.path.join(out, "test")
     os.makedirs(d, exist_ok=True)

@@ -24,6 +24,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,26 @@ struct CalibrationOptions {
 ref::Status quantizeInt8(mlir::ModuleOp module,
                          const CalibrationOptions &options,
                          graph::QuantizationReport &report);
+
+/// What calibration decided, by position, so that the same decision can
+/// quantise the model at other shapes (the variants of a batch range):
+/// the range of the i-th quantizable activation (none where no set gave
+/// it a finite value), and the own error of the op at each position of
+/// the main function's body that the sensitivity measure saw.
+struct Int8Calibration {
+  std::vector<std::optional<graph::ActivationRange>> ranges;
+  std::vector<std::pair<unsigned, double>> errors;
+};
+
+/// quantizeInt8's two halves: calibrateInt8 runs `module` (at the
+/// calibration data's shapes) on the sets; applyInt8 puts a module of the
+/// same layers in QDQ form with that decision, or says that its layers
+/// differ.
+ref::Status calibrateInt8(mlir::ModuleOp module,
+                          const CalibrationOptions &options,
+                          Int8Calibration &out);
+ref::Status applyInt8(mlir::ModuleOp module, const Int8Calibration &calibration,
+                      double maxLayerError, graph::QuantizationReport &report);
 
 } // namespace mlcc
 
