@@ -236,7 +236,7 @@ const mlcc_model_desc kTrimmedShift = trimmedDesc();
 
 } // namespace
 
-TEST_CASE("--trim-padding runs each item at its mask's length",
+TEST_CASE("each item runs at its mask's length (--trim-padding)",
           "[runtime][padded]") {
   mlcc_model_context *ctx = nullptr;
   REQUIRE(mlcc_model_create(&kTrimmedShift, nullptr, &ctx) == MLCC_OK);
