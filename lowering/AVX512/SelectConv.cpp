@@ -241,6 +241,38 @@ LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
   return success();
 }
 
+/// A batch of several images on a pool of several threads: the images
+/// over the threads, each a kernel call of one image at its offsets into
+/// the input, output and residual (the weights and bias shared); on one
+/// thread the whole-batch kernel runs. Without it a batch ran on one
+/// thread: CIFAR-10's net at batch 32 took 3.5 ms on 1 thread and 3.7 ms
+/// on 2 (Zen 5).
+LogicalResult emitImagesConv(Operation *op, OpLoweringContext &ctx,
+                             const ConvSpec &spec, StringRef wholeKernel,
+                             ArrayRef<Value> fields) {
+  ConvSpec one = spec;
+  one.n = 1;
+  std::vector<uint8_t> code;
+  if (ref::Status s = generateConv(one, code); s.failed()) {
+    op->emitError() << s.message();
+    return failure();
+  }
+  std::string imageKernel =
+      ctx.addKernel(spec.name + "_image", std::move(code));
+  int64_t oh, ow;
+  (void)convOutputSize(spec, oh, ow);
+  const int64_t srcImage =
+      (spec.plainInput ? spec.c : convBlocks(spec.c) * kConvBlock) * spec.d *
+      spec.h * spec.w * 4;
+  const int64_t dstImage =
+      convBlocks(spec.oc) * kConvBlock * convOutputDepth(spec) * oh * ow * 4;
+  // src, weights, bias, dst, residual (laid out as dst).
+  emitChunkedKernelCalls(
+      ctx, {wholeKernel.str(), imageKernel, "", spec.n}, fields,
+      {srcImage, 0, 0, dstImage, spec.residual ? dstImage : 0});
+  return success();
+}
+
 } // namespace
 
 bool fusedActivationOf(Operation *op, std::vector<EltwiseOp> &ops) {
@@ -365,7 +397,10 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   if (grouped) {
     if (failed(emitGroupedConv(op, ctx, spec, groupsPerChunk, fields)))
       return TargetLowering::Failed;
-  } else if (spec.n != 1 || !splittable) {
+  } else if (spec.n != 1) {
+    if (failed(emitImagesConv(op, ctx, spec, symbol, fields)))
+      return TargetLowering::Failed;
+  } else if (!splittable) {
     ctx.callKernel(symbol, fields);
   } else if (failed(emitThreadedConv(op, ctx, spec, symbol, fields))) {
     return TargetLowering::Failed;
