@@ -4,6 +4,7 @@
 #include "mlcc/Driver/CompiledModelRunner.h"
 #include "mlcc/Driver/Driver.h"
 
+#include "GraphDialect.h"
 #include "Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -294,45 +295,134 @@ bool parseCalibrationMethod(const std::string &name, CalibrationMethod &out) {
   return true;
 }
 
+namespace {
+
+using Shapes = std::vector<std::vector<int64_t>>;
+
+/// The calibration sets of one input shape: the model at it, its observed
+/// activations (at the same positions as every other shape's) and its
+/// probe.
+struct ShapeGroup {
+  Shapes shapes;
+  OwningOpRef<ModuleOp> owned; // null for the module being quantised
+  func::FuncOp func;
+  std::vector<Value> observed;
+  std::unique_ptr<CompiledModelRunner> runner;
+  unsigned firstObserved = 0;
+};
+
+Shapes inputShapes(func::FuncOp func) {
+  Shapes shapes;
+  for (Type t : func.getArgumentTypes()) {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    shapes.emplace_back(ranked ? ranked.getShape() : ArrayRef<int64_t>());
+  }
+  return shapes;
+}
+
+std::string describeShapes(const Shapes &shapes) {
+  std::string text;
+  for (const std::vector<int64_t> &shape : shapes) {
+    text += text.empty() ? "[" : ", [";
+    for (size_t d = 0; d < shape.size(); ++d)
+      text += (d ? "x" : "") + std::to_string(shape[d]);
+    text += "]";
+  }
+  return text;
+}
+
+size_t numOps(func::FuncOp func) {
+  return func.getBody().front().getOperations().size();
+}
+
+/// The group of `set`'s shapes in `groups` (groups[0] is the module's own),
+/// added with the model at them when new.
+Status groupOf(const std::string &set, const CalibrationOptions &options,
+               std::vector<ShapeGroup> &groups, size_t &out) {
+  if (!options.atShapes) { // the sets must be of the module's shapes
+    out = 0;
+    return Status::success();
+  }
+  Shapes shapes;
+  MLCC_RETURN_IF_ERROR(readInputShapes(set, shapes));
+  for (out = 0; out < groups.size(); ++out)
+    if (groups[out].shapes == shapes)
+      return Status::success();
+  ShapeGroup group;
+  group.shapes = shapes;
+  MLCC_RETURN_IF_ERROR(options.atShapes(shapes, group.owned));
+  group.func = mainFunction(*group.owned);
+  if (group.func && !options.keepAttention)
+    graph::decomposeAttention(group.func);
+  if (group.func)
+    group.observed = graph::quantizableActivations(group.func);
+  if (!group.func || group.observed.size() != groups[0].observed.size() ||
+      numOps(group.func) != numOps(groups[0].func))
+    return Status::error(
+        "--calibrate: set '", set, "' (inputs ", describeShapes(shapes),
+        "): the model simplifies to other layers at its "
+        "shapes than at ",
+        describeShapes(groups[0].shapes), "; calibrate with sets of one shape");
+  groups.push_back(std::move(group));
+  return Status::success();
+}
+
+/// The probe of `group`: its model returning the observed activations too.
+Status compileGroupProbe(ModuleOp module, ShapeGroup &group) {
+  IRMapping mapping;
+  OwningOpRef<ModuleOp> probe(cast<ModuleOp>(module->clone(mapping)));
+  SmallVector<Value> probeValues;
+  for (Value v : group.observed)
+    probeValues.push_back(mapping.lookup(v));
+  func::FuncOp probeFunc = mainFunction(*probe);
+  group.firstObserved = probeFunc.getNumResults();
+  return compileProbe(*probe, probeFunc, probeValues, group.runner);
+}
+
+} // namespace
+
 Status calibrateInt8(ModuleOp module, const CalibrationOptions &options,
                      Int8Calibration &out) {
   out = {};
   func::FuncOp func = mainFunction(module);
   if (!func)
     return Status::error("--quantize: the module has no main function");
-  graph::decomposeAttention(func);
-  std::vector<Value> observed = graph::quantizableActivations(func);
-  out.ranges.resize(observed.size());
-  if (observed.empty())
+  out.keepAttention = options.keepAttention;
+  if (!options.keepAttention)
+    graph::decomposeAttention(func);
+  std::vector<ShapeGroup> groups(1);
+  groups[0].shapes = inputShapes(func);
+  groups[0].func = func;
+  groups[0].observed = graph::quantizableActivations(func);
+  const size_t observed = groups[0].observed.size();
+  out.ranges.resize(observed);
+  if (observed == 0)
     return Status::success();
   std::vector<std::string> sets;
   if (Status st = dataSets(options.dir, options.maxSamples, sets); st.failed())
     return Status::error("--calibrate: ", st.message());
+  // Each set runs the model at its own shapes (with options.atShapes).
+  std::vector<size_t> setGroup(sets.size());
+  for (size_t s = 0; s < sets.size(); ++s)
+    MLCC_RETURN_IF_ERROR(groupOf(sets[s], options, groups, setGroup[s]));
+  for (ShapeGroup &group : groups)
+    MLCC_RETURN_IF_ERROR(
+        compileGroupProbe(group.owned ? *group.owned : module, group));
 
-  // The probe: the same model returning the observed activations too.
-  IRMapping mapping;
-  OwningOpRef<ModuleOp> probe(cast<ModuleOp>(module->clone(mapping)));
-  SmallVector<Value> probeValues;
-  for (Value v : observed)
-    probeValues.push_back(mapping.lookup(v));
-  func::FuncOp probeFunc = mainFunction(*probe);
-  unsigned firstObserved = probeFunc.getNumResults();
-  std::unique_ptr<CompiledModelRunner> runner;
-  MLCC_RETURN_IF_ERROR(compileProbe(*probe, probeFunc, probeValues, runner));
-
-  std::vector<Observation> seen(observed.size());
+  std::vector<Observation> seen(observed);
   bool histograms = options.method != CalibrationMethod::MinMax;
   int passes = histograms ? 2 : 1;
   bool tty = options.progress && isatty(2);
   for (int pass = 0; pass < passes; ++pass)
     for (size_t s = 0; s < sets.size(); ++s) {
+      ShapeGroup &group = groups[setGroup[s]];
       std::vector<Tensor> inputs, outputs;
-      MLCC_RETURN_IF_ERROR(readInputs(func, sets[s], inputs));
-      if (Status st = runner->run(inputs, outputs); st.failed())
+      MLCC_RETURN_IF_ERROR(readInputs(group.func, sets[s], inputs));
+      if (Status st = group.runner->run(inputs, outputs); st.failed())
         return Status::error("--calibrate: set '", sets[s],
                              "': ", st.message());
-      for (size_t i = 0; i < observed.size(); ++i) {
-        const Tensor &t = outputs[firstObserved + i];
+      for (size_t i = 0; i < observed; ++i) {
+        const Tensor &t = outputs[group.firstObserved + i];
         if (pass == 0)
           observeRange(seen[i], t);
         else
@@ -342,19 +432,26 @@ Status calibrateInt8(ModuleOp module, const CalibrationOptions &options,
       if (tty || (options.progress && s + 1 == sets.size()))
         printProgress(pass * sets.size() + s + 1, passes * sets.size());
     }
-  llvm::DenseMap<Value, graph::ActivationRange> ranges;
-  for (size_t i = 0; i < observed.size(); ++i)
+  for (size_t i = 0; i < observed; ++i)
     if (std::isfinite(seen[i].min))
-      out.ranges[i] = ranges[observed[i]] = chooseRange(seen[i], options);
+      out.ranges[i] = chooseRange(seen[i], options);
   if (options.maxLayerError < INFINITY) {
+    // Measured on the first sets of the first set's shapes, at positions
+    // that are every shape's.
+    ShapeGroup &group = groups[setGroup.front()];
+    llvm::DenseMap<Value, graph::ActivationRange> ranges;
+    for (size_t i = 0; i < observed; ++i)
+      if (out.ranges[i])
+        ranges[group.observed[i]] = *out.ranges[i];
+    std::vector<std::string> some;
+    for (size_t s = 0; s < sets.size() && some.size() < kSensitivitySets; ++s)
+      if (setGroup[s] == setGroup.front())
+        some.push_back(sets[s]);
     llvm::DenseMap<Operation *, double> errors;
-    std::vector<std::string> some(
-        sets.begin(),
-        sets.begin() + std::min<size_t>(sets.size(), kSensitivitySets));
-    MLCC_RETURN_IF_ERROR(
-        measureSensitivity(module, func, ranges, some, errors));
+    MLCC_RETURN_IF_ERROR(measureSensitivity(group.owned ? *group.owned : module,
+                                            group.func, ranges, some, errors));
     unsigned position = 0;
-    for (Operation &op : func.getBody().front()) {
+    for (Operation &op : group.func.getBody().front()) {
       if (auto it = errors.find(&op); it != errors.end())
         out.errors.emplace_back(position, it->second);
       ++position;
@@ -368,7 +465,8 @@ Status applyInt8(ModuleOp module, const Int8Calibration &calibration,
   func::FuncOp func = mainFunction(module);
   if (!func)
     return Status::error("--quantize: the module has no main function");
-  graph::decomposeAttention(func);
+  if (!calibration.keepAttention)
+    graph::decomposeAttention(func);
   std::vector<Value> observed = graph::quantizableActivations(func);
   std::vector<Operation *> ops;
   for (Operation &op : func.getBody().front())
@@ -388,6 +486,12 @@ Status applyInt8(ModuleOp module, const Int8Calibration &calibration,
   for (auto [position, error] : calibration.errors)
     errors[ops[position]] = error;
   report = graph::insertQuantDequant(func, ranges, errors, maxLayerError);
+  if (calibration.keepAttention)
+    func.walk([&](graph::AttentionOp attention) {
+      report.kept.push_back(graph::describeOp(attention) +
+                            ": attention stays one f32 op, over the run's "
+                            "keys (a range of lengths)");
+    });
   // The attentions whose matmuls stay f32 fuse again.
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(graph::createFuseAttention());

@@ -121,7 +121,9 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
   Int8GemmSpec &spec = out.spec;
   spec.name = nodeName(op);
   spec.bf16 = plan.bf16;
-  spec.amx = plan.amx && !packed.rowSums && !plan.aBlockStride;
+  spec.amx = plan.amx && !packed.rowSums && !plan.aBlockStride && !plan.rows;
+  spec.runTimeM = static_cast<bool>(plan.rows);
+  out.rows = plan.rows;
   if (spec.amx && plan.signedA)
     amxCompensation(packed, plan.k, plan.n);
   spec.m = plan.m;
@@ -186,15 +188,17 @@ void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
                   Value a, Value c, Value residual) {
   const Int8GemmSpec &spec = kernels.spec;
   // mlcc_int8_gemm_args: a, packed_b, column_data, c (, residual (,
-  // output_zero)).
+  // output_zero (, m))).
   SmallVector<Value> fields{a, kernels.packed, kernels.columns, c};
   OpBuilder &b = ctx.builder();
-  if (spec.residual || spec.outputZeroArgument)
-    fields.push_back(spec.residual
-                         ? residual
-                         : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64));
-  if (spec.outputZeroArgument)
-    fields.push_back(kernels.outputZero);
+  auto zero = [&] { return b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64); };
+  bool zeroField = spec.outputZeroArgument || spec.runTimeM;
+  if (spec.residual || zeroField)
+    fields.push_back(spec.residual ? residual : zero());
+  if (zeroField)
+    fields.push_back(spec.outputZeroArgument ? kernels.outputZero : zero());
+  if (spec.runTimeM)
+    fields.push_back(kernels.rows);
   if (kernels.chunks == 0) {
     ctx.callKernel(kernels.whole, fields);
     return;
@@ -208,9 +212,11 @@ void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
       spec.cBlockStride ? 4 * spec.cBlockStride : kThreadedColumns;
   SmallVector<int64_t> strides{0, groups * 4 * 64, 4 * kInt8ColumnDataBytes,
                                cElements * outputBytes(spec.output)};
-  if (spec.residual || spec.outputZeroArgument)
+  if (spec.residual || zeroField)
     strides.push_back(spec.residual ? cElements * 4 : 0);
-  if (spec.outputZeroArgument)
+  if (zeroField)
+    strides.push_back(0);
+  if (spec.runTimeM)
     strides.push_back(0);
   emitChunkedKernelCalls(
       ctx, {kernels.whole, kernels.chunk, kernels.tail, kernels.chunks}, fields,

@@ -75,6 +75,9 @@ struct Int8GemmPlan {
   int64_t lda = 0, aBlockStride = 0, ldc = 0, cBlockStride = 0;
   Int8GemmOutput output = Int8GemmOutput::Int32;
   int32_t outputZero = 0; // Int8GemmSpec::outputZero
+  /// A variant of a range of lengths: the rows of the run's positions (an
+  /// i64, lengthRows), at most m; null: m rows. Not on AMX tiles.
+  mlir::Value rows;
   /// Float output: graph.fc's Z, laid out like the result; or null.
   mlir::Value residual;
   std::vector<EltwiseOp> epilogue;
@@ -104,6 +107,8 @@ struct Int8GemmKernels {
   mlir::Value packed, columns;
   /// Int8GemmSpec::outputZeroArgument's value (i64), or null.
   mlir::Value outputZero;
+  /// Int8GemmPlan::rows.
+  mlir::Value rows;
 };
 
 /// Packs B and generates the kernels; false after an error on `op`.

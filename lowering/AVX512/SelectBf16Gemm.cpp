@@ -58,6 +58,8 @@ TargetLowering selectBf16Gemm(Operation *op, OpLoweringContext &ctx,
       shapeOf(plan.a).back() != plan.k || !planGemmEpilogue(op, ctx, plan))
     return TargetLowering::Declined;
   plan.m = numElements(plan.a) / plan.k;
+  // With a range of lengths, the rows of the run's positions.
+  plan.rows = lengthRows(op, ctx, plan.result, plan.m);
   plan.amx = useAmx(state.cpu, /*bf16=*/true, plan.m, plan.k);
   Int8GemmKernels kernels;
   if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))

@@ -20,6 +20,9 @@
 // are packed when the op runs (mlcc_int8_pack_b), batch by batch for a
 // batched matmul, and the kernel computes A's row sums for B's zero point.
 //
+// In a variant of a range of lengths, a layer with a weight computes the
+// rows of the run's positions only (a run-time M; lengthRows), on VNNI.
+//
 //===----------------------------------------------------------------------===//
 
 #include "QuantSelection.h"
@@ -128,6 +131,8 @@ TargetLowering selectQdqGemm(Operation *op, OpLoweringContext &ctx,
         !planGemmEpilogue(op, ctx, plan))
       return TargetLowering::Declined;
     plan.m = numElements(plan.a) / plan.k;
+    // With a range of lengths, the rows of the run's positions.
+    plan.rows = lengthRows(op, ctx, plan.result, plan.m);
   } else if (name != "matmul" ||
              !planRuntimeB(op->getOperand(0), op->getOperand(1), plan)) {
     return TargetLowering::Declined;

@@ -130,7 +130,10 @@ _Static_assert(offsetof(mlcc_gemm_args, n) == 56, "gemm ABI");
  *  mlcc_int8_pack_b (mlcc/int8_pack.h), c is M x N int32, f32, u8 or s8 as
  *  the kernel was generated; residual (f32, laid out like c) is read only by
  *  kernels made with one, output_zero (its low 32 bits, the u8/s8 output's
- *  zero point) only by kernels made with outputZeroArgument. */
+ *  zero point) only by kernels made with outputZeroArgument, m only by
+ *  kernels made with a run-time M (Int8GemmSpec::runTimeM): the rows of
+ *  this call, at most the M they were generated for (more are clamped to
+ *  it). */
 typedef struct mlcc_int8_gemm_args {
   const void *a;
   const int8_t *packed_b;
@@ -138,6 +141,7 @@ typedef struct mlcc_int8_gemm_args {
   void *c;
   const float *residual;
   int64_t output_zero;
+  int64_t m;
 } mlcc_int8_gemm_args;
 
 typedef void (*mlcc_int8_gemm_kernel_fn)(const mlcc_int8_gemm_args *args);
@@ -150,6 +154,7 @@ static_assert(offsetof(mlcc_int8_gemm_args, c) == 24, "int8 gemm ABI");
 static_assert(offsetof(mlcc_int8_gemm_args, residual) == 32, "int8 gemm ABI");
 static_assert(offsetof(mlcc_int8_gemm_args, output_zero) == 40,
               "int8 gemm ABI");
+static_assert(offsetof(mlcc_int8_gemm_args, m) == 48, "int8 gemm ABI");
 #endif
 
 /*===----------------------------------------------------------------------===*\

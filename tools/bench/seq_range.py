@@ -20,7 +20,9 @@ bert_base has), and then:
 """
 
 import argparse
+import glob
 import math
+import tempfile
 import os
 import statistics
 import subprocess
@@ -107,7 +109,7 @@ def export(work):
     return model
 
 
-def programs(work, model, sets):
+def programs(work, model, sets, flags):
     """(length, exact program, range program, input files) per length: the
     range's object compiled once, a program per length linked to it."""
     graph = onnx.load(model, load_external_data=False).graph
@@ -125,8 +127,9 @@ def programs(work, model, sets):
             onnx.numpy_helper.to_array(t).tofile(path)
             files.append(path)
         exact = range_chunks.build(work, "exact_%d" % seq, model,
-                                   ["--dim", "batch=1", "--dim", "seq=%d" % seq], ins, outs)
-        ranged = range_chunks.build(work, "ranged", model, RANGES, ins, outs,
+                                   ["--dim", "batch=1", "--dim", "seq=%d" % seq] + flags,
+                                   ins, outs)
+        ranged = range_chunks.build(work, "ranged", model, RANGES + flags, ins, outs,
                                     None if n == 0 else "ranged_%d" % seq)
         if n == 0:  # the object's own program, kept under its length's name
             os.rename(ranged, ranged + "_%d" % seq)
@@ -135,28 +138,58 @@ def programs(work, model, sets):
     return result
 
 
+def check_int8(model, sets, flags):
+    """The range's int8 outputs against torch's: cosine >= 0.999 per set."""
+    with tempfile.TemporaryDirectory() as saved:
+        run = subprocess.run([MLCC, "run", model, "--target", "avx512"] + RANGES + flags +
+                             ["--data", sets, "--save", saved], capture_output=True, text=True)
+        if run.returncode != 0:
+            print(run.stdout[-2000:] + run.stderr[-2000:])
+            sys.exit("the int8 run failed")
+        worst = 1.0
+        for folder in sorted(glob.glob(os.path.join(sets, "test_data_set_*"))):
+            name = os.path.basename(folder)
+            want = onnx.numpy_helper.to_array(onnx.load_tensor(
+                os.path.join(folder, "output_0.pb"))).ravel().astype(np.float64)
+            got = onnx.numpy_helper.to_array(onnx.load_tensor(
+                os.path.join(saved, name, "output_0.pb"))).ravel().astype(np.float64)
+            cosine = got @ want / (np.linalg.norm(got) * np.linalg.norm(want))
+            print("  %s: %d values, cosine with torch %.5f, max abs error %.3g"
+                  % (name, want.size, cosine, np.abs(got - want).max()))
+            worst = min(worst, cosine)
+    if worst < 0.999:
+        sys.exit("check failed: a cosine below 0.999")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--work", default=os.path.expanduser("~/.cache/mlcc/seq-range-bert-2"))
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--quantize", action="store_true")
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     model = export(a.work)
     sets = os.path.join(a.work, "sets")
-    print("CPU: %s; BERT-base, one thread" % range_chunks.cpu_name())
-    check = subprocess.run([MLCC, "run", model, "--target", "avx512"] + RANGES + [
-                            "--data", sets, "--check", "--rtol", "1e-3", "--atol", "1e-4"],
-                           capture_output=True, text=True)
-    for line in check.stdout.splitlines():
-        if "max abs error" in line or line.startswith("output"):
-            print("  " + line.strip()[:110])
-    if check.returncode != 0:
-        print(check.stdout[-2000:] + check.stderr[-2000:])
-        sys.exit("check failed")
-    work = os.path.join(a.work, "programs")
+    print("CPU: %s; BERT-base%s, one thread" % (range_chunks.cpu_name(),
+                                                 " int8" if a.quantize else ""))
+    flags = (["--cpu", "native", "--quantize", "int8", "--calibrate", sets]
+             if a.quantize else [])
+    if a.quantize:
+        check_int8(model, sets, flags)
+    else:
+        check = subprocess.run([MLCC, "run", model, "--target", "avx512"] + RANGES + [
+                                "--data", sets, "--check", "--rtol", "1e-3", "--atol", "1e-4"],
+                               capture_output=True, text=True)
+        for line in check.stdout.splitlines():
+            if "max abs error" in line or line.startswith("output"):
+                print("  " + line.strip()[:110])
+        if check.returncode != 0:
+            print(check.stdout[-2000:] + check.stderr[-2000:])
+            sys.exit("check failed")
+    work = os.path.join(a.work, "programs-int8" if a.quantize else "programs")
     os.makedirs(work, exist_ok=True)
-    progs = programs(work, model, sets)
+    progs = programs(work, model, sets, flags)
     times = {(seq, kind): [] for seq, *_ in progs for kind in ("exact", "range")}
     env = dict(os.environ, OMP_NUM_THREADS="1")
     for _ in range(a.rounds):

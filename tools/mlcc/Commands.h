@@ -29,6 +29,8 @@ struct ModelOptions {
   /// batchDefaultsToOne): the shapes of the data run or timed, or 1 for
   /// a batch; loadAndSimplify says on stderr what they fixed.
   std::vector<std::vector<int64_t>> dataShapes;
+  /// Whether loadAndSimplify says so (not for a calibration set's shapes).
+  bool noteChosenDims = true;
   bool batchDefaultsToOne = false;
   std::vector<std::string> disabledPasses;
   std::string pipeline = "simplify";
@@ -42,6 +44,10 @@ struct ModelOptions {
   std::string calibration = "minmax";
   int calibrationSamples = 0;
   double maxLayerError = 0.05; // CalibrationOptions::maxLayerError
+  /// CalibrationOptions::keepAttention: set for a range of lengths, and
+  /// for the reference executor's runs of such a model, so that both
+  /// quantise the same layers.
+  bool keepAttention = false;
   int64_t maxWeightsBytes = ImportOptions::kDefaultMaxWeightsBytes;
 };
 
@@ -114,9 +120,10 @@ mlir::OwningOpRef<mlir::ModuleOp>
 loadAndSimplify(mlir::MLIRContext &ctx, const ModelOptions &options,
                 graph::QuantizationReport *report = nullptr);
 
-/// --quantize int8's calibration options; false after printing what is
-/// missing.
-bool calibrationOptions(const ModelOptions &options,
+/// --quantize int8's calibration options, with the model loaded at each
+/// calibration set's shapes where they are not the quantised module's;
+/// false after printing what is missing.
+bool calibrationOptions(mlir::MLIRContext &ctx, const ModelOptions &options,
                         CalibrationOptions &calibration);
 
 /// What --quantize put in int8 and kept in f32 (`--stats`).

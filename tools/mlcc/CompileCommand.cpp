@@ -39,9 +39,24 @@ void printErrors(const std::vector<std::string> &errors) {
   }
 }
 
-bool calibrationOptions(const ModelOptions &options,
+bool calibrationOptions(MLIRContext &ctx, const ModelOptions &options,
                         CalibrationOptions &calibration) {
+  calibration.atShapes = [&ctx, options](
+                             const std::vector<std::vector<int64_t>> &shapes,
+                             OwningOpRef<ModuleOp> &out) {
+    ModelOptions atSet = options;
+    atSet.quantize.clear();
+    atSet.dims.clear(); // the set's shapes fix every symbolic dim
+    atSet.dataShapes = shapes;
+    atSet.noteChosenDims = atSet.passChanges = false;
+    atSet.printIRAfterAll = atSet.timing = false;
+    out = loadAndSimplify(ctx, atSet);
+    return out ? ref::Status::success()
+               : ref::Status::error("--calibrate: the model does not load at "
+                                    "a calibration set's shapes");
+  };
   calibration.dir = options.calibrate;
+  calibration.keepAttention = options.keepAttention;
   calibration.maxSamples = options.calibrationSamples;
   calibration.maxLayerError = options.maxLayerError;
   if (options.quantize != "int8" || options.calibrate.empty() ||
@@ -66,7 +81,7 @@ void printQuantization(const graph::QuantizationReport &report) {
 static bool quantize(ModuleOp module, const ModelOptions &options,
                      graph::QuantizationReport &report) {
   CalibrationOptions calibration;
-  if (!calibrationOptions(options, calibration))
+  if (!calibrationOptions(*module.getContext(), options, calibration))
     return false;
   if (ref::Status s = quantizeInt8(module, calibration, report); s.failed()) {
     printErrors({s.message()});
@@ -122,7 +137,7 @@ OwningOpRef<ModuleOp> loadAndSimplify(MLIRContext &ctx,
     printErrors(errors);
     return nullptr;
   }
-  if (!chosen.empty())
+  if (!chosen.empty() && options.noteChosenDims)
     std::fprintf(stderr, "mlcc: note: symbolic dims %s: %s\n",
                  options.dataShapes.empty() ? "set to 1 (a batch)"
                                             : "taken from the data",

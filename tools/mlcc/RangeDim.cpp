@@ -66,12 +66,6 @@ bool findDimRanges(mlir::MLIRContext &ctx, const ModelOptions &options,
     }
     if (!classifyDimRange(ctx, options, *range))
       return false;
-    if (range->padded && !options.quantize.empty()) {
-      printErrors({"--dim " + range->flag +
-                   ": --quantize compiles no range of lengths yet (its int8 "
-                   "layers take no run-time rows); give the dim values"});
-      return false;
-    }
     // One range of each kind: the runtime pads each chunk of a batch.
     for (const DimRange &other : ranges)
       if (other.padded == range->padded) {
@@ -161,6 +155,11 @@ static bool trimPadding(ModuleOp one, const ModelOptions &options,
     return false;
   }
   return true;
+}
+
+bool hasRangeOfLengths(const std::vector<DimRange> &ranges) {
+  return llvm::any_of(ranges,
+                      [](const DimRange &range) { return range.padded; });
 }
 
 bool describePaddedRange(MLIRContext &ctx, const ModelOptions &options,

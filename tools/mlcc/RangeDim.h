@@ -57,6 +57,9 @@ constexpr int64_t kMinLengthBucket = 16;
 bool findDimRanges(mlir::MLIRContext &ctx, const ModelOptions &options,
                    std::vector<DimRange> &ranges);
 
+/// Whether one of `ranges` is a range of lengths.
+bool hasRangeOfLengths(const std::vector<DimRange> &ranges);
+
 /// The value a range stands for in a variant's --dim: its chunk of one.
 std::string rangeChunkValue();
 

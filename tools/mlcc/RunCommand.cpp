@@ -137,6 +137,11 @@ int runRun(const RunOptions &options) {
   ShapeVariants oneObject;
   std::unique_ptr<ModelRunner> runner;
   if (hasSeveralShapes(model.dims) && options.target == "ref") {
+    // Quantised as the compiled target's variants would be.
+    std::vector<DimRange> ranges;
+    if (!model.quantize.empty() && !findDimRanges(ctx, model, ranges))
+      return 1;
+    model.keepAttention = hasRangeOfLengths(ranges);
     llvm::erase_if(model.dims,
                    [](const std::string &d) { return hasSeveralShapes({d}); });
     std::fprintf(stderr, "mlcc: note: --target ref runs each set at its "

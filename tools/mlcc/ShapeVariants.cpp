@@ -113,15 +113,19 @@ static bool describeBatch(MLIRContext &ctx,
   return true;
 }
 
-// --quantize with a batch range: one calibration, of the model at the
-// first calibration set's shapes, quantises every variant alike. Per-tensor
-// scales do not depend on the batch, and quantising does not change which
-// item an op reads, so the f32 model's proof holds for them.
+// --quantize with ranges: one calibration, of the model at the first
+// calibration set's shapes, quantises every variant alike. Per-tensor
+// scales do not depend on the batch or the length, and quantising does not
+// change which item or position an op reads, so the f32 model's proofs
+// hold for them: the ops they marked keep their marks, and the Q/DQ ops it
+// adds compute every position. Attention stays one f32 op with a range of
+// lengths, for its run-time length.
 static bool quantizeVariants(MLIRContext &ctx, const ModelOptions &model,
                              ShapeVariants &out, bool stats) {
   CalibrationOptions calibration;
-  if (!calibrationOptions(model, calibration))
+  if (!calibrationOptions(ctx, model, calibration))
     return false;
+  calibration.keepAttention = hasRangeOfLengths(out.ranges);
   ModelOptions atData = model;
   atData.quantize.clear();
   llvm::erase_if(atData.dims, [](const std::string &d) {

@@ -70,6 +70,8 @@ Status validate(const Int8GemmSpec &spec, int64_t lda, int64_t ldc) {
                                 kMaxBytes / (panels * kPanelGroupBytes),
              name, ": packed B of ", spec.k, " x ", spec.n,
              " is too large (2 GiB at most)");
+  MLCC_CHECK(!spec.runTimeM || !spec.amx, name,
+             ": the AMX kernel takes no run-time M");
   MLCC_CHECK(!spec.outputZeroArgument || outputBytes(spec.output) == 1, name,
              ": an output zero point is for a u8 or s8 output");
   MLCC_CHECK((spec.epilogue.empty() && !spec.residual) ||
@@ -299,6 +301,10 @@ void Int8GemmKernel::rowBlocks(int vectors, bool masked) {
   mov(regARow_,
       ptr[regArgs_ + static_cast<int>(offsetof(mlcc_int8_gemm_args, a))]);
   mov(regCRow_, regCCol_);
+  if (spec_.runTimeM) {
+    runTimeRowBlocks(vectors, masked);
+    return;
+  }
   const int64_t full = spec_.m / rows_;
   const int tail = static_cast<int>(spec_.m % rows_);
   const int cBytes = outputBytes(spec_.output);
@@ -320,6 +326,34 @@ void Int8GemmKernel::rowBlocks(int vectors, bool masked) {
   }
   if (tail)
     microkernel(tail, vectors, masked);
+}
+
+// rbx counts the rows left: whole blocks while rows_ remain, then one of
+// the blocks of 1 to rows_ - 1 rows.
+void Int8GemmKernel::runTimeRowBlocks(int vectors, bool masked) {
+  loadAtMost(regRowIter_,
+             ptr[regArgs_ + static_cast<int>(offsetof(mlcc_int8_gemm_args, m))],
+             spec_.m, regAK_);
+  const int cBytes = outputBytes(spec_.output);
+  Xbyak::Label loop, tails, done;
+  L(loop);
+  cmp(regRowIter_, rows_);
+  jl(tails, T_NEAR);
+  microkernel(rows_, vectors, masked);
+  add(regARow_, static_cast<int>(rows_ * lda_ * aBytes_));
+  add(regCRow_, static_cast<int>(rows_ * ldc_ * cBytes));
+  sub(regRowIter_, rows_);
+  jmp(loop, T_NEAR);
+  L(tails);
+  for (int tail = 1; tail < rows_; ++tail) {
+    Xbyak::Label next;
+    cmp(regRowIter_, tail);
+    jne(next, T_NEAR);
+    microkernel(tail, vectors, masked);
+    jmp(done, T_NEAR);
+    L(next);
+  }
+  L(done); // no rows left (or fewer than none: M <= 0)
 }
 
 void Int8GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {

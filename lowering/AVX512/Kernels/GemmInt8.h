@@ -83,6 +83,9 @@ struct Int8GemmSpec {
   /// (amxCompensation).
   bool amx = false;
   int64_t m = 0, n = 0, k = 0;
+  /// The rows are args->m, at most m (a variant of a range of lengths
+  /// computes its run's positions only). Not with amx.
+  bool runTimeM = false;
   /// Elements between rows of A and of C; 0 means dense (k, n).
   int64_t lda = 0, ldc = 0;
   /// Bytes between the 16-k blocks of an A row, for A read in place from a

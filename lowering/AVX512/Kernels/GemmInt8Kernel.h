@@ -68,6 +68,7 @@ protected:
 
   void columnBlocks(int64_t count, int vectors, bool masked);
   void rowBlocks(int vectors, bool masked);
+  void runTimeRowBlocks(int vectors, bool masked);
   void microkernel(int rows, int vectors, bool masked);
   /// One k group (4 bytes of A: 4 u8 or 2 bf16) at `g` groups past the K
   /// pointers; `tailBytes` (1-3) for the last group of a K that is not a

@@ -51,6 +51,10 @@ struct Case {
   bool denseA = false;
   /// The AMX kernel (Int8GemmSpec::amx).
   bool amx = false;
+  /// >= 0: a kernel of a run-time M (Int8GemmSpec::runTimeM) called for
+  /// this many rows (more than m are clamped to m); the rows past them
+  /// must stay as they were.
+  int64_t runRows = -1;
 };
 
 struct Data {
@@ -96,7 +100,8 @@ void check(const Case &c, uint32_t seed) {
   INFO("M=" << c.m << " N=" << c.n << " K=" << c.k << " signedA=" << c.signedA
             << " unsignedB=" << c.unsignedB << " za=" << c.za
             << " zb[0]=" << c.zb[0] << " output=" << int(c.output)
-            << " blocked=" << c.blocked << " amx=" << c.amx);
+            << " blocked=" << c.blocked << " amx=" << c.amx
+            << " runRows=" << c.runRows);
   Data d = randomData(c, seed);
   PackedInt8B packed = packInt8B(d.b.data(), c.k, c.n, c.unsignedB, c.zb, c.za,
                                  c.signedA, d.scale, d.bias);
@@ -112,6 +117,8 @@ void check(const Case &c, uint32_t seed) {
   spec.output = c.output;
   spec.residual = c.residual;
   spec.outputZero = c.outputZero;
+  spec.runTimeM = c.runRows >= 0;
+  const int64_t rows = c.runRows >= 0 ? std::min(c.runRows, c.m) : c.m;
   const int64_t blocks = (c.n + 15) / 16;
   const bool blockedA = c.blocked && !c.denseA;
   if (blockedA) {
@@ -152,13 +159,26 @@ void check(const Case &c, uint32_t seed) {
   GuardedArray<uint8_t> gc(std::vector<uint8_t>(cBytes, 0xA5));
   GuardedArray<float> gr(residual);
   REQUIRE((ga.ok() && gb.ok() && gcol.ok() && gc.ok() && gr.ok()));
-  mlcc_int8_gemm_args args{ga.data(), gb.data(), gcol.data(), gc.data(),
-                           c.residual ? gr.data() : nullptr};
+  mlcc_int8_gemm_args args{ga.data(),
+                           gb.data(),
+                           gcol.data(),
+                           gc.data(),
+                           c.residual ? gr.data() : nullptr,
+                           0,
+                           c.runRows};
   exec.function<mlcc_int8_gemm_kernel_fn>()(&args);
   std::vector<uint8_t> out = gc.values();
 
   int mismatches = 0;
-  for (int64_t i = 0; i < c.m; ++i)
+  // The rows past a run-time M: not written.
+  for (int64_t i = rows; i < c.m; ++i)
+    for (int64_t j = 0; j < (c.blocked ? blocks * 16 : c.n); ++j)
+      for (size_t byte = 0; byte < (bytes ? 1 : 4); ++byte)
+        if (out[cAt(i, j) * (bytes ? 1 : 4) + byte] != 0xA5 &&
+            ++mismatches <= 5)
+          UNSCOPED_INFO("row " << i << " past the run's " << rows
+                               << " was written");
+  for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < c.n; ++j) {
       int64_t acc = accumulator(c, d, i, j);
       size_t at = cAt(i, j);
@@ -190,7 +210,7 @@ void check(const Case &c, uint32_t seed) {
         UNSCOPED_INFO("mismatch at (" << i << ", " << j << ")");
     }
   // A blocked C's padding lanes: every byte 0.
-  for (int64_t i = 0; c.blocked && i < c.m; ++i)
+  for (int64_t i = 0; c.blocked && i < rows; ++i)
     for (int64_t j = c.n; j < blocks * 16; ++j)
       for (size_t byte = 0; byte < (bytes ? 1 : 4); ++byte)
         if (out[cAt(i, j) * (bytes ? 1 : 4) + byte] != 0 && ++mismatches <= 5)
@@ -290,6 +310,23 @@ TEST_CASE("int8 gemm: channel-blocked A and C", "[avx512][int8]") {
       }
 }
 
+TEST_CASE("int8 gemm: a run-time M computes its rows only", "[avx512][int8]") {
+  MLCC_SKIP_WITHOUT("avx512vnni", "avx512_vnni");
+  uint32_t seed = 400;
+  // Blocks of 6 rows (4 with row sums), 2 for M <= 2; calls of none, of a
+  // tail, of whole blocks and past M.
+  for (int64_t m : {2, 13, 24})
+    for (int64_t run : {0, 1, 5, 6, 12, 13, 24, 40}) {
+      Case plain{m,   33, 37, false, false, 128, {0}, Int8GemmOutput::Float,
+                 true};
+      plain.runRows = run;
+      check(plain, seed++);
+      Case sums{m, 20, 9, true, true, 5, {130}, Int8GemmOutput::U8};
+      sums.runRows = run;
+      check(sums, seed++);
+    }
+}
+
 TEST_CASE("int8 gemm: bad specs are errors", "[avx512][int8]") {
   Int8GemmSpec spec;
   spec.name = "q";
@@ -311,6 +348,10 @@ TEST_CASE("int8 gemm: bad specs are errors", "[avx512][int8]") {
   CHECK(generateInt8Gemm(spec, code)
             .message()
             .find("q: blocked A needs K (20) a multiple of 16") == 0);
+  spec.lda = spec.aBlockStride = 0;
+  spec.amx = spec.runTimeM = true;
+  CHECK(generateInt8Gemm(spec, code).message() ==
+        "q: the AMX kernel takes no run-time M");
 }
 
 namespace {
@@ -318,10 +359,12 @@ namespace {
 /// The bf16 kernel (Int8GemmSpec::bf16) against sums in double of the
 /// bf16-rounded operands: f32 accumulation, so within 1e-5 of the sum of
 /// the products' magnitudes. A bf16 at run time, C f32 (+ bias, residual).
+/// runRows as Case's: >= 0 for a kernel of a run-time M called for that
+/// many rows.
 void checkBf16(int64_t m, int64_t n, int64_t k, bool residual, uint32_t seed,
-               bool amx = false) {
+               bool amx = false, int64_t runRows = -1) {
   INFO("bf16 M=" << m << " N=" << n << " K=" << k << " residual=" << residual
-                 << " amx=" << amx);
+                 << " amx=" << amx << " runRows=" << runRows);
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0, 1);
   auto bf16 = [](float v) {
@@ -351,6 +394,8 @@ void checkBf16(int64_t m, int64_t n, int64_t k, bool residual, uint32_t seed,
   spec.k = k;
   spec.output = Int8GemmOutput::Float;
   spec.residual = residual;
+  spec.runTimeM = runRows >= 0;
+  const int64_t rows = runRows >= 0 ? std::min(runRows, m) : m;
   std::vector<uint8_t> code = generateCode(generateInt8Gemm, spec);
   ExecutableBuffer exec(code);
   REQUIRE(exec.ok());
@@ -360,12 +405,22 @@ void checkBf16(int64_t m, int64_t n, int64_t k, bool residual, uint32_t seed,
   GuardedArray<float> gc(std::vector<float>(m * n, -7.0f));
   GuardedArray<float> gr(r);
   REQUIRE((ga.ok() && gb.ok() && gcol.ok() && gc.ok() && gr.ok()));
-  mlcc_int8_gemm_args args{ga.data(), gb.data(), gcol.data(), gc.data(),
-                           residual ? gr.data() : nullptr};
+  mlcc_int8_gemm_args args{ga.data(),
+                           gb.data(),
+                           gcol.data(),
+                           gc.data(),
+                           residual ? gr.data() : nullptr,
+                           0,
+                           runRows};
   exec.function<mlcc_int8_gemm_kernel_fn>()(&args);
   std::vector<float> out = gc.values();
   int mismatches = 0;
-  for (int64_t i = 0; i < m; ++i)
+  for (int64_t i = rows; i < m; ++i) // past a run-time M: not written
+    for (int64_t j = 0; j < n; ++j)
+      if (out[i * n + j] != -7.0f && ++mismatches <= 5)
+        UNSCOPED_INFO("row " << i << " past the run's " << rows
+                             << " was written");
+  for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double want = bias[j] + (residual ? r[i * n + j] : 0.0), mag = 0;
       for (int64_t kk = 0; kk < k; ++kk) {
@@ -390,6 +445,9 @@ TEST_CASE("bf16 gemm: every tail, bias and residual", "[avx512][bf16]") {
     for (int64_t n : {1, 16, 17, 70})
       for (int64_t k : {1, 2, 3, 8, 33})
         checkBf16(m, n, k, (m + n + k) % 2 == 0, seed++);
+  for (int64_t m : {2, 13})
+    for (int64_t run : {0, 1, 5, 6, 13, 20})
+      checkBf16(m, 33, 35, run % 2 == 0, seed++, /*amx=*/false, run);
 }
 
 // The AMX kernels: M around the 16-row tiles and 32-row blocks (a tail

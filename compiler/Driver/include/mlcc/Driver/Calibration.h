@@ -22,8 +22,10 @@
 #include "mlcc/Reference/Status.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +52,17 @@ struct CalibrationOptions {
   /// output with only it quantised, on the first calibration sets) is
   /// above this stays f32; INFINITY skips the measure.
   double maxLayerError = 0.05;
+  /// Each graph.attention stays one f32 op (its two matmuls are not
+  /// quantised): a variant of a range of lengths runs it over the run's
+  /// keys only, which its decomposed matmuls would not.
+  bool keepAttention = false;
+  /// The model at other input shapes (one per input), simplified as the
+  /// module calibrateInt8 is given: each calibration set then runs at its
+  /// own shapes (sets of several lengths for a model with symbolic dims).
+  /// Without it every set must be of the module's shapes.
+  std::function<ref::Status(const std::vector<std::vector<int64_t>> &shapes,
+                            mlir::OwningOpRef<mlir::ModuleOp> &out)>
+      atShapes;
 };
 
 /// Calibrates `module`'s main function on options.dir and quantises it in
@@ -66,6 +79,8 @@ ref::Status quantizeInt8(mlir::ModuleOp module,
 struct Int8Calibration {
   std::vector<std::optional<graph::ActivationRange>> ranges;
   std::vector<std::pair<unsigned, double>> errors;
+  /// CalibrationOptions::keepAttention, which the positions assume.
+  bool keepAttention = false;
 };
 
 /// quantizeInt8's two halves: calibrateInt8 runs `module` (at the
