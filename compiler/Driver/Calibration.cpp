@@ -405,9 +405,10 @@ Status calibrateInt8(ModuleOp module, const CalibrationOptions &options,
   std::vector<size_t> setGroup(sets.size());
   for (size_t s = 0; s < sets.size(); ++s)
     MLCC_RETURN_IF_ERROR(groupOf(sets[s], options, groups, setGroup[s]));
-  for (ShapeGroup &group : groups)
-    MLCC_RETURN_IF_ERROR(
-        compileGroupProbe(group.owned ? *group.owned : module, group));
+  for (size_t g : setGroup) // the shapes some set has
+    if (!groups[g].runner)
+      MLCC_RETURN_IF_ERROR(compileGroupProbe(
+          groups[g].owned ? *groups[g].owned : module, groups[g]));
 
   std::vector<Observation> seen(observed);
   bool histograms = options.method != CalibrationMethod::MinMax;

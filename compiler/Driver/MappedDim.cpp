@@ -114,7 +114,8 @@ private:
   ref::Status probe(Operation *o1, Operation *o2);
   ref::Status mixes(Operation *op, const std::string &why);
   /// With `padded`: whether `op` mixes positions only where its lowering
-  /// can take the run's length (attention over its keys).
+  /// can take the run's length (attention over its keys, a reduction over
+  /// the positions).
   bool takesLength(Operation *op);
   /// Items of a value that must agree between the graphs: both when
   /// mapping, the first (the valid positions) when padded.
@@ -149,7 +150,54 @@ ref::Status MappedDimChecker::mixes(Operation *op, const std::string &why) {
                             "' item alone");
 }
 
+/// The dims a reduce_* op reduces (all for empty axes, none with
+/// noop_with_empty_axes), from its `axes` attribute or constant operand;
+/// false for another op or axes not known.
+bool reducedDims(Operation *op, std::vector<bool> &reduced) {
+  if (!op->getName().getStringRef().starts_with("graph.reduce_") ||
+      op->getNumOperands() < 1 || op->getNumResults() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!type)
+    return false;
+  std::vector<int64_t> axes;
+  if (op->getNumOperands() > 1 && !isa<NoneType>(op->getOperand(1).getType())) {
+    auto constant = op->getOperand(1).getDefiningOp<graph::ConstantOp>();
+    ref::Tensor t;
+    if (!constant || !tensorFromElementsAttr(constant.getValue(), t).ok())
+      return false;
+    for (int64_t i = 0; i < t.numel(); ++i)
+      axes.push_back(t.getInt(i));
+  } else if (auto attr = op->getAttrOfType<ArrayAttr>("axes")) {
+    for (Attribute a : attr)
+      axes.push_back(cast<IntegerAttr>(a).getInt());
+  }
+  auto noop = op->getAttrOfType<IntegerAttr>("noop_with_empty_axes");
+  const int64_t rank = type.getRank();
+  reduced.assign(rank, axes.empty() && !(noop && noop.getInt() != 0));
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank)
+      return false;
+    reduced[a < 0 ? a + rank : a] = true;
+  }
+  return true;
+}
+
 bool MappedDimChecker::takesLength(Operation *op) {
+  // A reduction over the positions, and over no other dim of more than
+  // one element: its kernel reduces the run's positions only.
+  std::vector<bool> reduced;
+  if (reducedDims(op, reduced)) {
+    int64_t axis = axisOf(op->getOperand(0));
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+    if (axis < 0 || !reduced[axis] || batched(op->getResult(0)))
+      return false;
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+      if (d != axis && reduced[d] && shape[d] != 1)
+        return false;
+    return true;
+  }
   if (!isa<graph::AttentionOp>(op))
     return false;
   // Q, K, V [B, S, H*D] with the positions in S; the mask's along its last
@@ -423,6 +471,10 @@ ref::Status MappedDimChecker::checkOp(Operation *o1, Operation *o2) {
                               "it reduces or mixes"
                             : "reads its operands' items along an axis it "
                               "reduces or mixes");
+  }
+  if (padded && takesLength(o2)) { // a reduction over the positions
+    lengthOps.push_back(opIndex);
+    return ref::Status::success();
   }
   return probe(o1, o2);
 }

@@ -8,11 +8,18 @@
 // keepdims says (the output bytes are the same). Everything else, and empty
 // axes with noop_with_empty_axes=1, goes to the portable lowering.
 //
+// In a variant of a range of lengths, a reduction over the positions
+// (graph::kRunTimeLengthAttr: the proof found the padded dim the one
+// reduced dim of more than one element) reduces the run's positions only:
+// the kernel's run-time r, which is the run's length.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelABI.h"
 #include "Reduce.h"
 #include "SelectionUtils.h"
+
+#include "RunTimeExtents.h"
 
 using namespace mlir;
 
@@ -114,14 +121,28 @@ TargetLowering selectReduce(Operation *op, OpLoweringContext &ctx,
   if (!mergeAxes(shape, reduced, spec) ||
       numElements(y) != spec.outer * spec.inner)
     return TargetLowering::Declined;
+  Value length;
+  if (op->hasAttr(graph::kRunTimeLengthAttr)) {
+    // The positions are the one reduced dim of more than one element.
+    int64_t reducedDims = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      reducedDims += reduced[d] && shape[d] != 1;
+    length = ctx.runTimeLength();
+    if (reducedDims != 1 || !length)
+      return TargetLowering::Declined;
+    spec.runTimeR = true;
+  }
   spec.name = nodeName(op);
   std::vector<uint8_t> code;
   if (ref::Status s = generateReduce(spec, code); s.failed())
     return failed(op, s);
   std::string symbol = ctx.addKernel(spec.name, std::move(code));
-  // mlcc_reduce_args: src, dst.
-  ctx.callKernel(symbol,
-                 {ctx.address(ctx.buffer(x)), ctx.address(ctx.buffer(y))});
+  // mlcc_reduce_args: src, dst (, r).
+  SmallVector<Value> fields{ctx.address(ctx.buffer(x)),
+                            ctx.address(ctx.buffer(y))};
+  if (length)
+    fields.push_back(length);
+  ctx.callKernel(symbol, fields);
   return TargetLowering::Lowered;
 }
 

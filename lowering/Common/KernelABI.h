@@ -269,18 +269,25 @@ _Static_assert(offsetof(mlcc_layer_norm_args, rows) == 40, "layer_norm ABI");
 \*===----------------------------------------------------------------------===*/
 
 /** Arguments of a generated reduction: src is the [outer, r, inner] f32
- *  input, dst the [outer, inner] output; every dim is baked into the code. */
+ *  input, dst the [outer, inner] output; every dim is baked into the code.
+ *  r is read only by kernels generated with a run-time r (ReduceSpec::
+ *  runTimeR): the rows reduced in each slice, at most the r they were
+ *  generated for (more are clamped to it), the slices staying that r
+ *  apart. */
 typedef struct mlcc_reduce_args {
   const float *src;
   float *dst;
+  int64_t r;
 } mlcc_reduce_args;
 
 typedef void (*mlcc_reduce_kernel_fn)(const mlcc_reduce_args *args);
 
 #ifdef __cplusplus
 static_assert(offsetof(mlcc_reduce_args, dst) == 8, "reduce ABI");
+static_assert(offsetof(mlcc_reduce_args, r) == 16, "reduce ABI");
 #else
 _Static_assert(offsetof(mlcc_reduce_args, dst) == 8, "reduce ABI");
+_Static_assert(offsetof(mlcc_reduce_args, r) == 16, "reduce ABI");
 #endif
 
 /*===----------------------------------------------------------------------===*\

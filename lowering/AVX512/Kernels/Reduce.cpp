@@ -12,6 +12,12 @@
 // gives each vector several partial accumulators, taking the rows in turn,
 // so that eight chains are still in flight; they are added at the end.
 //
+// With a run-time r (ReduceSpec::runTimeR) each slice reduces the first
+// args->r rows of its r: inner > 1 takes the rows as above while a round
+// of them is left, then one by one into the first partial accumulators;
+// inner == 1 reads whole vectors, then one masked by a tail mask made at
+// run time, into one accumulator. Mean divides by the run's r.
+//
 // Sums are in f32 (the reference sums in double): sum of n elements within
 // about n * 2^-24 of the sum of |x|. Mean divides the sum by r, once; l2
 // takes the square root of the sum of squares, l1 sums |x|.
@@ -26,7 +32,8 @@
 //
 // Register plan:
 //   rdi  args        rsi  src slice       rdx  dst slice   r8  outer counter
-//   r9   src block   r10  dst block       r11  block counter
+//   r9   src block (inner == 1, run-time r: the tail mask's bits)
+//   r10  dst block   r11  block counter
 //   rax  row pointer (loops)   rcx  row counter, then scratch of addImm
 //   zmm0-zmm7 accumulators   zmm8-zmm15 nan detectors   zmm16-zmm23 loads
 //   zmm24 scratch            zmm31 0x7fffffff (max, min, l1)
@@ -88,6 +95,9 @@ Status validate(const ReduceSpec &spec) {
   MLCC_CHECK(spec.outer >= 0 && spec.r >= 0 && spec.inner >= 0, name,
              ": view [", spec.outer, ", ", spec.r, ", ", spec.inner,
              "] has a negative dim");
+  MLCC_CHECK(!spec.runTimeR || spec.inner <= INT32_MAX / 4 / kAccs, name,
+             ": a run-time r takes rows of at most ", INT32_MAX / 4 / kAccs,
+             " elements, not ", spec.inner);
   MLCC_CHECK(
       spec.inner <= kMaxReduceSliceBytes / 4 &&
           (spec.inner == 0 || spec.r <= kMaxReduceSliceBytes / 4 / spec.inner),
@@ -132,7 +142,20 @@ private:
   /// Mean: divides by r; max, min: nan in the lanes whose detector saw one.
   void finishLanes(int u);
 
+  /// dst = the run's r: args->r, at most spec_.r.
+  void loadRunRows(const Xbyak::Reg64 &dst, const Xbyak::Reg64 &scratch) {
+    loadAtMost(dst,
+               ptr[regArgs_ + static_cast<int>(offsetof(mlcc_reduce_args, r))],
+               spec_.r, scratch);
+  }
+  /// scratch_ = the run's r as f32 in every lane (a mean's divisor); uses
+  /// rax and rcx.
+  void runRowsDivisor();
+
   void rowToScalar();
+  void runTimeRowToScalar();
+  /// acc(0)'s lanes to one, finished (mean, l2, nan) and stored at regDst_.
+  void lanesToScalar();
   void block(int width, bool tail, const Xbyak::Reg64 &src,
              const Xbyak::Reg64 &dst);
   void slice();
@@ -208,8 +231,17 @@ void ReduceKernel::combineTree(int first, int count, int stride) {
   }
 }
 
+void ReduceKernel::runRowsDivisor() {
+  loadRunRows(regRows_, regRow_);
+  Xbyak::Xmm x(scratch_.getIdx());
+  vcvtsi2ss(x, x, regRows_);
+  vbroadcastss(scratch_, x);
+}
+
 void ReduceKernel::finishLanes(int u) {
-  if (spec_.kind == ReduceKind::Mean && spec_.r != 1) {
+  if (spec_.kind == ReduceKind::Mean && spec_.runTimeR) {
+    vdivps(acc(u), acc(u), scratch_); // runRowsDivisor's
+  } else if (spec_.kind == ReduceKind::Mean && spec_.r != 1) {
     vdivps(acc(u), acc(u), cst(static_cast<float>(spec_.r)));
   } else if (spec_.kind == ReduceKind::L2) {
     vsqrtps(acc(u), acc(u));
@@ -222,6 +254,10 @@ void ReduceKernel::finishLanes(int u) {
 
 /// inner == 1: reduces the row at regSrc_ to the element at regDst_.
 void ReduceKernel::rowToScalar() {
+  if (spec_.runTimeR) {
+    runTimeRowToScalar();
+    return;
+  }
   const int64_t vectors = spec_.r / kF32Lanes;
   const bool tail = spec_.r % kF32Lanes != 0;
   const int accs =
@@ -251,6 +287,36 @@ void ReduceKernel::rowToScalar() {
          ptr[base + static_cast<int>((j - done) * kZmmBytes)],
          tail && j == vectors);
   combineTree(0, accs, 1);
+  lanesToScalar();
+}
+
+void ReduceKernel::runTimeRowToScalar() {
+  init(0);
+  loadRunRows(regRows_, regRow_);
+  mov(regRow_, regSrc_);
+  Xbyak::Label loop, tail, done;
+  L(loop);
+  cmp(regRows_, kF32Lanes);
+  jl(tail, T_NEAR);
+  step(0, ptr[regRow_], false);
+  add(regRow_, kZmmBytes);
+  sub(regRows_, kF32Lanes);
+  jmp(loop, T_NEAR);
+  L(tail);
+  test(regRows_, regRows_);
+  jz(done, T_NEAR);
+  // The tail mask: the low (rows left) bits.
+  const Xbyak::Reg32 bits = regSrcBlock_.cvt32();
+  mov(bits, 1);
+  shlx(bits, bits, regRows_.cvt32());
+  dec(bits);
+  kmovw(kTail_, bits);
+  step(0, ptr[regRow_], true);
+  L(done);
+  lanesToScalar();
+}
+
+void ReduceKernel::lanesToScalar() {
   // Halve the live lanes until one is left; the lanes above are ignored.
   Xbyak::Xmm lo(0), hi(scratch_.getIdx());
   vextractf64x4(Xbyak::Ymm(scratch_.getIdx()), acc(0), 1);
@@ -269,8 +335,12 @@ void ReduceKernel::rowToScalar() {
   lanes();
   vpermilps(hi, lo, 0xB1);
   lanes();
-  if (spec_.kind == ReduceKind::Mean && spec_.r != 1)
+  if (spec_.kind == ReduceKind::Mean && spec_.runTimeR) {
+    runRowsDivisor();
+    vdivps(acc(0), acc(0), scratch_);
+  } else if (spec_.kind == ReduceKind::Mean && spec_.r != 1) {
     vdivps(acc(0), acc(0), cst(static_cast<float>(spec_.r)));
+  }
   if (spec_.kind == ReduceKind::L2)
     vsqrtps(acc(0), acc(0));
   if (minMax_) {
@@ -304,7 +374,30 @@ void ReduceKernel::block(int width, bool tail, const Xbyak::Reg64 &src,
            tail && b == width - 1);
   };
   const int64_t iters = r / parts;
-  if (iters >= 2 && r * width > 32) {
+  if (spec_.runTimeR) {
+    loadRunRows(regRows_, regRow_);
+    mov(regRow_, src);
+    Xbyak::Label loop, singles, single, done;
+    L(loop);
+    cmp(regRows_, parts);
+    jl(singles, T_NEAR);
+    for (int p = 0; p < parts; ++p)
+      row(regRow_, p * rowBytes, p);
+    add(regRow_, static_cast<int>(parts * rowBytes));
+    sub(regRows_, parts);
+    jmp(loop, T_NEAR);
+    L(singles);
+    test(regRows_, regRows_);
+    jz(done, T_NEAR);
+    L(single);
+    row(regRow_, 0, 0);
+    add(regRow_, static_cast<int>(rowBytes));
+    dec(regRows_);
+    jnz(single, T_NEAR);
+    L(done);
+    if (spec_.kind == ReduceKind::Mean)
+      runRowsDivisor();
+  } else if (iters >= 2 && r * width > 32) {
     mov(regRow_, src);
     mov(regRows_, iters);
     Xbyak::Label loop;
@@ -372,7 +465,7 @@ void ReduceKernel::generate() {
     if (minMax_ || spec_.kind == ReduceKind::L1)
       preloadConstants({kAbsMask}, {absMask_});
     const int64_t len = spec_.inner == 1 ? spec_.r : spec_.inner;
-    if (len % kF32Lanes) {
+    if (len % kF32Lanes && !(spec_.inner == 1 && spec_.runTimeR)) {
       mov(eax, (1u << (len % kF32Lanes)) - 1);
       kmovw(kTail_, eax);
     }

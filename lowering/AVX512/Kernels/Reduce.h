@@ -14,7 +14,7 @@
 // The kernel's signature is that of lowering/Common/KernelABI.h:
 //   void kernel(const mlcc_reduce_args *args);
 // with args->src the [outer, r, inner] input and args->dst the [outer,
-// inner] output.
+// inner] output (and args->r, with ReduceSpec::runTimeR).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +56,10 @@ struct ReduceSpec {
   ReduceKind kind = ReduceKind::Sum;
   DType dtype = DType::F32;
   int64_t outer = 1, r = 1, inner = 1;
+  /// Each slice reduces args->r of its r rows (at most r): a reduction
+  /// over the positions of a variant of a range of lengths, which the run
+  /// has that many of. Mean divides by that count.
+  bool runTimeR = false;
 };
 
 /// Generates the kernel's machine code into `code` (plain bytes, position

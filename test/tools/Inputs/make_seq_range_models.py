@@ -25,8 +25,15 @@ one compiled object at several lengths.
   plain.onnx    the same at batch 1 without the mask (input_ids -> hidden, first), so
                 that nothing but the run's length keeps the attention off
                 the padding; plain_data at seq 5, 16, 23, 32
-  mean.onnx     x [1, seq, 8] -> the mean over the positions: every output
-                reads the padding, which a range of lengths must refuse
+  mean.onnx     x [1, seq, 8] -> the mean over the positions, which a
+                range of lengths reduces over the run's positions only;
+                mean_data at seq 5, 16, 23, 32
+  pooled.onnx   the encoder's hidden states, mean-pooled over the tokens
+                the mask keeps (sentence embeddings: sums over the
+                positions of [batch, seq, 32] and of the mask [batch, seq,
+                1]): pooled [batch, 32]; pooled_data as encoder_data
+  flip.onnx     x [1, seq, 8] -> x with its positions reversed: the first
+                come from the last, which a range of lengths must refuse
 
 The C program runs the lengths in one context, in the order given, and
 prints each run's status; then the outputs are compared with torch's (max
@@ -129,6 +136,22 @@ class Mean(nn.Module):
         return x.mean(dim=1)
 
 
+class Pooled(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_ids, attention_mask):
+        hidden, _ = self.net(input_ids, attention_mask)
+        keep = attention_mask.to(torch.float32).unsqueeze(-1)
+        return (hidden * keep).sum(dim=1) / keep.sum(dim=1)
+
+
+class Flip(nn.Module):
+    def forward(self, x):
+        return x.flip(1)
+
+
 def write_set(folder, inputs, outputs):
     os.makedirs(folder, exist_ok=True)
     for i, (name, a) in enumerate(inputs):
@@ -209,6 +232,13 @@ def main():
                       dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
                                     "attention_mask": {0: "batch", 1: "seq"},
                                     "hidden": {0: "batch", 1: "seq"}, "first": {0: "batch"}})
+    pooled = Pooled(net).eval()
+    torch.onnx.export(pooled, (ids, torch.ones_like(ids)), os.path.join(work, "pooled.onnx"),
+                      input_names=["input_ids", "attention_mask"],
+                      output_names=["pooled"], opset_version=17,
+                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
+                                    "attention_mask": {0: "batch", 1: "seq"},
+                                    "pooled": {0: "batch"}})
     for n, (batch, seq) in enumerate([(1, 5), (1, 16), (1, 23), (1, 32), (3, 11)]):
         ids = torch.randint(0, VOCAB, (batch, seq))
         mask = torch.ones_like(ids)
@@ -219,9 +249,12 @@ def main():
             mask[2, 9:] = 0
         with torch.no_grad():
             hidden, first = net(ids, mask)
-        write_set(os.path.join(work, "encoder_data", "test_data_set_%d" % n),
-                  [("input_ids", ids.numpy()), ("attention_mask", mask.numpy())],
+            vector = pooled(ids, mask)
+        inputs = [("input_ids", ids.numpy()), ("attention_mask", mask.numpy())]
+        write_set(os.path.join(work, "encoder_data", "test_data_set_%d" % n), inputs,
                   [("hidden", hidden.numpy()), ("first", first.numpy())])
+        write_set(os.path.join(work, "pooled_data", "test_data_set_%d" % n), inputs,
+                  [("pooled", vector.numpy())])
     write_trimmed_sets(net, os.path.join(work, "trimmed_data"))
     torch.onnx.export(encoder(-100.0), (ids, torch.ones_like(ids)),
                       os.path.join(work, "weakmask.onnx"),
@@ -244,6 +277,13 @@ def main():
     torch.onnx.export(Mean(), (torch.randn(1, 4, 8),), os.path.join(work, "mean.onnx"),
                       input_names=["x"], output_names=["y"], opset_version=17,
                       dynamic_axes={"x": {1: "seq"}})
+    for n, seq in enumerate([5, 16, 23, 32]):
+        x = torch.randn(1, seq, 8)
+        write_set(os.path.join(work, "mean_data", "test_data_set_%d" % n),
+                  [("x", x.numpy())], [("y", Mean()(x).numpy())])
+    torch.onnx.export(Flip(), (torch.randn(1, 4, 8),), os.path.join(work, "flip.onnx"),
+                      input_names=["x"], output_names=["y"], opset_version=17,
+                      dynamic_axes={"x": {1: "seq"}, "y": {1: "seq"}})
 
 
 if __name__ == "__main__":

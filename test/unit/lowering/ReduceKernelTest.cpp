@@ -66,14 +66,14 @@ std::string describe(const ReduceSpec &s) {
 
 std::vector<float> runKernel(const std::vector<uint8_t> &code,
                              const std::vector<float> &x, size_t outCount,
-                             size_t offset = 0) {
+                             size_t offset = 0, int64_t runRows = 0) {
   ExecutableBuffer exec(code, offset);
   REQUIRE(exec.ok());
   GuardedArray<float> src(x);
   GuardedArray<float> dst(outCount);
   REQUIRE(src.ok());
   REQUIRE(dst.ok());
-  mlcc_reduce_args args = {src.data(), dst.data()};
+  mlcc_reduce_args args = {src.data(), dst.data(), runRows};
   static CalleeSavedChecker checker;
   CHECK(checker.run(&args, exec.address()) == 0);
   return dst.values();
@@ -88,13 +88,37 @@ std::vector<float> reference(const ReduceSpec &s, const std::vector<float> &x) {
       {ref::Tensor::fromBytes(DType::F32, {s.outer, s.r, s.inner}, x.data())});
 }
 
-/// Runs `s` on `x` and compares with the reference; returns the largest
-/// error as a fraction of its bound (0 for the exact kinds).
-double check(const ReduceSpec &s, const std::vector<float> &x) {
-  std::string what = describe(s);
+/// Runs `kernel` on `input` and compares with the reference; returns the
+/// largest error as a fraction of its bound (0 for the exact kinds). A
+/// kernel of a run-time r is called for `runRows` rows and compared with
+/// the reduction of each slice's first rows (the others are nan, so that
+/// reading one shows).
+double check(const ReduceSpec &kernel, const std::vector<float> &input,
+             int64_t runRows = -1) {
+  std::string what =
+      describe(kernel) +
+      (kernel.runTimeR ? " run for " + std::to_string(runRows) : "");
   INFO(what);
-  std::vector<float> got = runKernel(generateCode(generateReduce, s), x,
-                                     static_cast<size_t>(s.outer * s.inner));
+  ReduceSpec s = kernel; // what the call reduces
+  std::vector<float> x = input;
+  std::vector<float> padded = input;
+  if (kernel.runTimeR) {
+    s.r = std::min(runRows, kernel.r);
+    s.runTimeR = false;
+    x.clear();
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t k = 0; k < kernel.r; ++k)
+        for (int64_t j = 0; j < s.inner; ++j) {
+          size_t i = static_cast<size_t>((o * kernel.r + k) * s.inner + j);
+          if (k < s.r)
+            x.push_back(input[i]);
+          else
+            padded[i] = kNanF;
+        }
+  }
+  std::vector<float> got =
+      runKernel(generateCode(generateReduce, kernel), padded,
+                static_cast<size_t>(s.outer * s.inner), 0, runRows);
   std::vector<float> want = reference(s, x);
   REQUIRE(got.size() == want.size());
   const bool exact = s.kind == ReduceKind::Max || s.kind == ReduceKind::Min;
@@ -188,6 +212,28 @@ TEST_CASE("reductions across columns match the reference", "[avx512][reduce]") {
           worst, check(s, randomValues(3 * r * inner, -2.0f, 3.0f, seed++)));
     }
   report("columns", worst);
+}
+
+TEST_CASE("a run-time r reduces the run's rows only", "[avx512][reduce]") {
+  MLCC_REQUIRE_AVX512F();
+  unsigned seed = 3000;
+  double worst = 0;
+  // Rows (inner == 1: whole vectors, then a run-time tail mask) and
+  // columns (rounds of partial accumulators, then single rows); calls for
+  // none, a few, a vector and one more, all, and past r.
+  for (ReduceKind kind : kKinds)
+    for (auto [r, inner] :
+         {std::pair<int64_t, int64_t>{40, 1}, {40, 7}, {40, 33}, {64, 130}})
+      for (int64_t run : {0, 1, 5, 16, 17, 39, 40, 99}) {
+        if (run > r && run != 99)
+          continue;
+        ReduceSpec s = spec(kind, 2, r, inner);
+        s.runTimeR = true;
+        worst = std::max(
+            worst,
+            check(s, randomValues(2 * r * inner, -1.0f, 1.0f, seed++), run));
+      }
+  report("run-time rows", worst);
 }
 
 TEST_CASE("max and min return nan when they meet one, inf otherwise",
