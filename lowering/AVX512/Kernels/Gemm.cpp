@@ -269,31 +269,17 @@ void GemmKernel::runTimeKLoop(int rows, int vectors) {
   L(done);
 }
 
-// rbx counts the rows left: whole blocks while rows_ remain, then one of
-// the blocks of 1 to rows_ - 1 rows.
+// rbx counts the rows left.
 void GemmKernel::runTimeRowBlocks(int vectors, bool masked) {
   loadAtMost(regRowIter_,
              ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, m))],
              spec_.m, regAK_);
-  Xbyak::Label loop, tails, done;
-  L(loop);
-  cmp(regRowIter_, rows_);
-  jl(tails, T_NEAR);
-  microkernel(rows_, vectors, masked);
-  add(regARow_, static_cast<int>(rows_ * lda_ * 4));
-  add(regCRow_, static_cast<int>(rows_ * ldc_ * 4));
-  sub(regRowIter_, rows_);
-  jmp(loop, T_NEAR);
-  L(tails);
-  for (int tail = 1; tail < rows_; ++tail) {
-    Xbyak::Label next;
-    cmp(regRowIter_, tail);
-    jne(next, T_NEAR);
-    microkernel(tail, vectors, masked);
-    jmp(done, T_NEAR);
-    L(next);
-  }
-  L(done); // no rows left (or fewer than none: M <= 0)
+  runTimeRowLoop(
+      regRowIter_, rows_, [&](int n) { microkernel(n, vectors, masked); },
+      [&] {
+        add(regARow_, static_cast<int>(rows_ * lda_ * 4));
+        add(regCRow_, static_cast<int>(rows_ * ldc_ * 4));
+      });
 }
 
 void GemmKernel::rowBlocks(int vectors, bool masked) {

@@ -328,32 +328,18 @@ void Int8GemmKernel::rowBlocks(int vectors, bool masked) {
     microkernel(tail, vectors, masked);
 }
 
-// rbx counts the rows left: whole blocks while rows_ remain, then one of
-// the blocks of 1 to rows_ - 1 rows.
+// rbx counts the rows left.
 void Int8GemmKernel::runTimeRowBlocks(int vectors, bool masked) {
   loadAtMost(regRowIter_,
              ptr[regArgs_ + static_cast<int>(offsetof(mlcc_int8_gemm_args, m))],
              spec_.m, regAK_);
   const int cBytes = outputBytes(spec_.output);
-  Xbyak::Label loop, tails, done;
-  L(loop);
-  cmp(regRowIter_, rows_);
-  jl(tails, T_NEAR);
-  microkernel(rows_, vectors, masked);
-  add(regARow_, static_cast<int>(rows_ * lda_ * aBytes_));
-  add(regCRow_, static_cast<int>(rows_ * ldc_ * cBytes));
-  sub(regRowIter_, rows_);
-  jmp(loop, T_NEAR);
-  L(tails);
-  for (int tail = 1; tail < rows_; ++tail) {
-    Xbyak::Label next;
-    cmp(regRowIter_, tail);
-    jne(next, T_NEAR);
-    microkernel(tail, vectors, masked);
-    jmp(done, T_NEAR);
-    L(next);
-  }
-  L(done); // no rows left (or fewer than none: M <= 0)
+  runTimeRowLoop(
+      regRowIter_, rows_, [&](int n) { microkernel(n, vectors, masked); },
+      [&] {
+        add(regARow_, static_cast<int>(rows_ * lda_ * aBytes_));
+        add(regCRow_, static_cast<int>(rows_ * ldc_ * cBytes));
+      });
 }
 
 void Int8GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {

@@ -80,6 +80,29 @@ void JitGenerator::loadAtMost(const Xbyak::Reg64 &dst,
   cmovg(dst, scratch);
 }
 
+void JitGenerator::runTimeRowLoop(const Xbyak::Reg64 &rows, int block,
+                                  const std::function<void(int)> &emitRows,
+                                  const std::function<void()> &advance) {
+  Xbyak::Label loop, tails, done;
+  L(loop);
+  cmp(rows, block);
+  jl(tails, T_NEAR);
+  emitRows(block);
+  advance();
+  sub(rows, block);
+  jmp(loop, T_NEAR);
+  L(tails);
+  for (int tail = 1; tail < block; ++tail) {
+    Xbyak::Label next;
+    cmp(rows, tail);
+    jne(next, T_NEAR);
+    emitRows(tail);
+    jmp(done, T_NEAR);
+    L(next);
+  }
+  L(done); // no rows left (or fewer than none)
+}
+
 void JitGenerator::preloadConstants(const std::vector<uint32_t> &constants,
                                     const std::vector<Xbyak::Zmm> &regs) {
   for (size_t i = 0; i < constants.size() && i < regs.size(); ++i) {

@@ -25,6 +25,7 @@
 #include "mlcc/Reference/Tensor.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -69,6 +70,14 @@ public:
   /// call's run-time extent, never past the one the code was made for.
   void loadAtMost(const Xbyak::Reg64 &dst, const Xbyak::Address &field,
                   int64_t most, const Xbyak::Reg64 &scratch);
+
+  /// The row loop of a kernel with a run-time row count in `rows` (counted
+  /// down): blocks of `block` rows while that many are left, each
+  /// `emitRows(block)` then `advance()` (the pointers to the next block),
+  /// then one block of the 1 to block - 1 rows left, if any.
+  void runTimeRowLoop(const Xbyak::Reg64 &rows, int block,
+                      const std::function<void(int)> &emitRows,
+                      const std::function<void()> &advance);
 
   /// Broadcasts constants[i] into regs[i] here, and makes cst() answer with
   /// that register from then on. Call in the preamble, outside loops.
