@@ -2,8 +2,10 @@
 
 #include "mlcc/Pipelines/PassChangeReport.h"
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 
 #include <map>
@@ -24,6 +26,26 @@ OpCounts countOps(Operation *root) {
       ++counts[op->getName().getStringRef().str()];
   });
   return counts;
+}
+
+/// The fusions that match static shapes only (their kernels are generated
+/// for exact sizes): with symbolic dims they leave the ops as they are.
+bool fusesStaticShapesOnly(llvm::StringRef pass) {
+  return pass == "mlcc-fuse-attention" ||
+         pass == "mlcc-fuse-embed-layer-norm" ||
+         pass == "mlcc-fuse-skip-layer-norm";
+}
+
+/// Ops with a result of symbolic dims.
+int64_t countSymbolic(Operation *root) {
+  int64_t n = 0;
+  root->walk([&](Operation *op) {
+    n += llvm::any_of(op->getResultTypes(), [](Type t) {
+      auto ranked = dyn_cast<RankedTensorType>(t);
+      return ranked && !ranked.hasStaticShape();
+    });
+  });
+  return n;
 }
 
 int64_t total(const OpCounts &counts) {
@@ -82,6 +104,11 @@ private:
     for (size_t i = 0; i < changes.size(); ++i)
       os << (i == 0 ? ": " : ", ") << changes[i];
     os << "\n";
+    if (fusesStaticShapesOnly(pass->getArgument()))
+      if (int64_t symbolic = countSymbolic(op))
+        os << "    (fuses static shapes only: " << symbolic
+           << " ops have symbolic dims, left as they are; --dim NAME=VALUE "
+              "fixes the dims)\n";
   }
 
   llvm::raw_ostream &os;
