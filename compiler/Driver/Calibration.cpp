@@ -322,12 +322,8 @@ Shapes inputShapes(func::FuncOp func) {
 
 std::string describeShapes(const Shapes &shapes) {
   std::string text;
-  for (const std::vector<int64_t> &shape : shapes) {
-    text += text.empty() ? "[" : ", [";
-    for (size_t d = 0; d < shape.size(); ++d)
-      text += (d ? "x" : "") + std::to_string(shape[d]);
-    text += "]";
-  }
+  for (const std::vector<int64_t> &shape : shapes)
+    text += (text.empty() ? "" : ", ") + ref::shapeToString(shape);
   return text;
 }
 
