@@ -236,6 +236,8 @@ static int64_t maskedLength(const mlcc_model_desc *desc,
   for (int32_t d = 2; d < mask->rank; ++d)
     inner *= (size_t)mask->dims[d];
   size_t positionBytes = inner * mlcc_dtype_size(mask->dtype);
+  if (length == 0 || positionBytes == 0) // no tokens; its data may be NULL
+    return desc->padded->min;
   const char *at =
       (const char *)mask->data + (size_t)item * (size_t)length * positionBytes;
   int64_t end = 0;
