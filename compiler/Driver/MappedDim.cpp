@@ -11,6 +11,7 @@
 #include "mlcc/Driver/Driver.h"
 #include "mlcc/Reference/Kernel.h"
 #include "mlcc/Reference/MlirBridge.h"
+#include "mlcc/Reference/ReduceAxes.h"
 
 #include "GraphDialect.h"
 #include "PatternUtils.h"
@@ -152,7 +153,7 @@ ref::Status MappedDimChecker::mixes(Operation *op, const std::string &why) {
 
 /// The dims a reduce_* op reduces (all for empty axes, none with
 /// noop_with_empty_axes), from its `axes` attribute or constant operand;
-/// false for another op or axes not known.
+/// false for another op, or axes not known or not valid.
 bool reducedDims(Operation *op, std::vector<bool> &reduced) {
   if (!op->getName().getStringRef().starts_with("graph.reduce_") ||
       op->getNumOperands() < 1 || op->getNumResults() != 1)
@@ -173,14 +174,9 @@ bool reducedDims(Operation *op, std::vector<bool> &reduced) {
       axes.push_back(cast<IntegerAttr>(a).getInt());
   }
   auto noop = op->getAttrOfType<IntegerAttr>("noop_with_empty_axes");
-  const int64_t rank = type.getRank();
-  reduced.assign(rank, axes.empty() && !(noop && noop.getInt() != 0));
-  for (int64_t a : axes) {
-    if (a < -rank || a >= rank)
-      return false;
-    reduced[a < 0 ? a + rank : a] = true;
-  }
-  return true;
+  return ref::reducedDimsOf("", axes, type.getRank(),
+                            noop && noop.getInt() != 0, reduced)
+      .ok();
 }
 
 bool MappedDimChecker::takesLength(Operation *op) {

@@ -18,6 +18,7 @@
 #include "KernelABI.h"
 #include "Reduce.h"
 #include "SelectionUtils.h"
+#include "mlcc/Reference/ReduceAxes.h"
 
 #include "RunTimeExtents.h"
 
@@ -107,17 +108,13 @@ TargetLowering selectReduce(Operation *op, OpLoweringContext &ctx,
     return TargetLowering::Declined;
   ArrayRef<int64_t> shape = shapeOf(x);
   const int64_t rank = static_cast<int64_t>(shape.size());
-  std::vector<bool> reduced(rank, axes.empty());
-  if (axes.empty() && intAttr(op, "noop_with_empty_axes", 0) != 0)
+  // With noop_with_empty_axes each element is its own reduction: the
+  // portable lowering's case, as are invalid axes (it reports them).
+  bool noop = intAttr(op, "noop_with_empty_axes", 0) != 0;
+  std::vector<bool> reduced;
+  if ((axes.empty() && noop) ||
+      !ref::reducedDimsOf("", axes, rank, noop, reduced).ok())
     return TargetLowering::Declined;
-  for (int64_t a : axes) {
-    if (a < -rank || a >= rank)
-      return TargetLowering::Declined;
-    int64_t d = a < 0 ? a + rank : a;
-    if (reduced[d])
-      return TargetLowering::Declined;
-    reduced[d] = true;
-  }
   if (!mergeAxes(shape, reduced, spec) ||
       numElements(y) != spec.outer * spec.inner)
     return TargetLowering::Declined;

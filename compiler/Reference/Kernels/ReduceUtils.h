@@ -12,6 +12,7 @@
 #define MLCC_REFERENCE_KERNELS_REDUCEUTILS_H
 
 #include "KernelUtils.h"
+#include "mlcc/Reference/ReduceAxes.h"
 
 #include <cmath>
 #include <limits>
@@ -172,19 +173,7 @@ inline Status resolveReduceAxes(const char *op, const Attrs &attrs,
     axes = attrs.getInts("axes");
   }
   numAxes = static_cast<int64_t>(axes.size());
-  if (axes.empty()) {
-    if (!noopWithEmpty)
-      reduced.assign(rank, true);
-    return Status::success();
-  }
-  for (int64_t a : axes) {
-    int64_t n = 0;
-    Status s = normalizeAxis(a, rank, n);
-    MLCC_CHECK(s.ok(), op, ": ", s.message());
-    MLCC_CHECK(!reduced[n], op, ": axis ", a, " is listed twice");
-    reduced[n] = true;
-  }
-  return Status::success();
+  return reducedDimsOf(op, axes, rank, noopWithEmpty, reduced);
 }
 
 //===----------------------------------------------------------------------===//

@@ -27,6 +27,7 @@
 
 #include "ParallelLoops.h"
 #include "ReductionsSupport.h"
+#include "mlcc/Reference/ReduceAxes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -497,14 +498,11 @@ template <RK K> LogicalResult lowerReduce(PortableOp &p) {
     shapeBuffers(b, p);
     return emitRuntimeAxes<K>(b, p, e, keep, runtimeCount);
   }
-  // Empty axes reduce everything, or nothing with noop_with_empty_axes.
-  SmallVector<bool> mask(rank, axes->empty() && !noop);
-  for (int64_t a : *axes) {
-    FailureOr<int64_t> d = normalizeAxis(op, a, rank);
-    if (failed(d))
-      return failure();
-    mask[*d] = true;
-  }
+  SmallVector<bool> mask;
+  std::string name = op->getName().getStringRef().str();
+  ref::Status valid = ref::reducedDimsOf(name.c_str(), *axes, rank, noop, mask);
+  if (!valid.ok())
+    return op->emitError(valid.message());
   Builder b(p.loc, p.b);
   shapeBuffers(b, p);
   emitReduce(b, K, e, p.operands[0], p.results[0], in, mask);
