@@ -19,6 +19,7 @@
 #include "BlockedLayout.h"
 #include "ChunkedKernelCalls.h"
 #include "Conv.h"
+#include "ConvRowBands.h"
 #include "KernelABI.h"
 #include "SelectionUtils.h"
 
@@ -399,6 +400,9 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
       return TargetLowering::Failed;
   } else if (spec.n != 1) {
     if (failed(emitImagesConv(op, ctx, spec, symbol, fields)))
+      return TargetLowering::Failed;
+  } else if (splitsConvByRows(spec)) {
+    if (failed(emitConvRowBands(op, ctx, spec, symbol, fields)))
       return TargetLowering::Failed;
   } else if (!splittable) {
     ctx.callKernel(symbol, fields);

@@ -171,6 +171,12 @@ Status validate(const ConvSpec &spec) {
              spec.d, ": empty output");
   MLCC_CHECK(fits({spec.n, ocb, od, oh, ow, kConvBlock}), name,
              ": output is too large (2 GiB at most)");
+  const bool allRows = spec.rowBand[0] == 0 && spec.rowBand[1] == 0;
+  MLCC_CHECK(allRows ||
+                 (spec.rowBand[0] >= 0 && spec.rowBand[0] < spec.rowBand[1] &&
+                  spec.rowBand[1] <= oh),
+             name, ": row band [", spec.rowBand[0], ", ", spec.rowBand[1],
+             ") is not a non-empty range of the ", oh, " output rows");
   MLCC_CHECK(spec.blockWidth >= 0 && spec.blockWidth <= kMaxBlockWidth, name,
              ": block width ", spec.blockWidth, " is not in [0, ",
              kMaxBlockWidth, "]");
@@ -504,25 +510,14 @@ void ConvKernel::pixelBlocks(int nb, bool masked, const TapRange &taps) {
 }
 
 void ConvKernel::rows(int nb, bool masked, int64_t kdLo, int64_t kdHi) {
-  // Kernel rows [lo, hi) of output row y that land inside the input.
-  auto range = [&](int64_t y) {
-    int64_t top = y * spec_.strides[0] - spec_.pads[0];
-    int64_t lo = kh(), hi = 0;
-    for (int64_t r = 0; r < kh(); ++r) {
-      int64_t row = top + r * spec_.dilations[0];
-      if (row >= 0 && row < spec_.h) {
-        lo = std::min(lo, r);
-        hi = r + 1;
-      }
-    }
-    return lo < hi ? std::make_pair(lo, hi)
-                   : std::make_pair(int64_t(0), int64_t(0));
-  };
+  auto range = [&](int64_t y) { return convRowTaps(spec_, y); };
   const int64_t rowBytes = srcRowBytes();
-  for (int64_t first = 0; first < oh_;) {
+  const bool band = spec_.rowBand[1] != 0;
+  const int64_t end = band ? spec_.rowBand[1] : oh_;
+  for (int64_t first = band ? spec_.rowBand[0] : 0; first < end;) {
     auto r = range(first);
     int64_t last = first + 1;
-    while (last < oh_ && range(last) == r)
+    while (last < end && range(last) == r)
       ++last;
     // The row pointer is that of input row y * stride - pad, which may lie
     // above the image; only rows inside it are dereferenced.
@@ -663,6 +658,21 @@ Status emit(const ConvSpec &spec, int64_t od, int64_t oh, int64_t ow, int nb,
 }
 
 } // namespace
+
+std::pair<int64_t, int64_t> convRowTaps(const ConvSpec &spec, int64_t y) {
+  const int64_t kh = spec.kernel[0];
+  int64_t top = y * spec.strides[0] - spec.pads[0];
+  int64_t lo = kh, hi = 0;
+  for (int64_t r = 0; r < kh; ++r) {
+    int64_t row = top + r * spec.dilations[0];
+    if (row >= 0 && row < spec.h) {
+      lo = std::min(lo, r);
+      hi = r + 1;
+    }
+  }
+  return lo < hi ? std::make_pair(lo, hi)
+                 : std::make_pair(int64_t(0), int64_t(0));
+}
 
 Status convOutputSize(const ConvSpec &spec, int64_t &oh, int64_t &ow) {
   oh = outDim(spec.h, spec.pads[0], spec.pads[2], spec.kernel[0],

@@ -47,6 +47,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mlcc::avx512 {
@@ -85,6 +86,11 @@ struct ConvSpec {
   bool residual = false;
   /// Elementwise ops on every output (constant operands only), as GemmSpec.
   std::vector<EltwiseOp> epilogue;
+  /// Output rows [first, end) of each output plane to compute; {0, 0}: all.
+  /// The tensors keep the whole conv's shape and the rows outside are not
+  /// written, so kernels for bands of rows split a conv over threads while
+  /// each keeps every channel block's reuse of an input load.
+  int64_t rowBand[2] = {0, 0};
   /// Output pixels per microkernel call, 1 to 28 (14 when two channel
   /// blocks are computed together); 0 picks. Tests set it to reach tails.
   int blockWidth = 0;
@@ -96,6 +102,10 @@ Status convOutputSize(const ConvSpec &spec, int64_t &oh, int64_t &ow);
 /// The output's depth (1 for a 2-D conv), 0 for a depth window larger than
 /// the padded input.
 int64_t convOutputDepth(const ConvSpec &spec);
+
+/// The kernel rows [first, second) whose taps of output row y land inside
+/// the input (an empty pair when none do): rows with equal ranges share code.
+std::pair<int64_t, int64_t> convRowTaps(const ConvSpec &spec, int64_t y);
 
 /// Generates the kernel's machine code into `code` (plain bytes, position
 /// independent). N = 0 gives a kernel that writes nothing. Fails, naming

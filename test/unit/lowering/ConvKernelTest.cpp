@@ -595,6 +595,86 @@ TEST_CASE("conv: depthwise with residual and activations",
   checkFused(specOf(c), kActivations[2]);
 }
 
+// Threads split a conv by bands of output rows (ConvRowBands.cpp): a band
+// kernel must write exactly its rows, each as the whole kernel computes it
+// (the same code per row, so bit for bit), and no other row.
+TEST_CASE("conv: a band of rows", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  struct BandCase {
+    Case c;
+    bool plain = false, residual = false;
+  };
+  std::vector<BandCase> cases;
+  for (int64_t stride : {1, 2}) {
+    Case c; // two output blocks, 3x3 pad 1
+    c.c = 24;
+    c.oc = 40;
+    c.h = 13;
+    c.w = 11;
+    c.stride = stride;
+    c.pad = 1;
+    c.bias = true;
+    c.relu = true;
+    cases.push_back({c});
+    c.depthwise = true;
+    cases.push_back({c, false, true});
+  }
+  Case stem; // a 7x7 stride 2 stem on a plain input
+  stem.c = 3;
+  stem.oc = 32;
+  stem.h = 23;
+  stem.w = 20;
+  stem.k = 7;
+  stem.stride = 2;
+  stem.pad = 3;
+  cases.push_back({stem, true});
+  for (const BandCase &bc : cases) {
+    ConvSpec spec = specOf(bc.c);
+    spec.plainInput = bc.plain;
+    spec.residual = bc.residual;
+    int64_t oh = 0, ow = 0;
+    REQUIRE(convOutputSize(spec, oh, ow).ok());
+    const int64_t cg = spec.c / spec.group;
+    std::vector<float> x = randomValues(spec.c * spec.h * spec.w, 21);
+    std::vector<float> xb = bc.plain ? x : blockInput(spec, x);
+    std::vector<float> w = randomValues(spec.oc * cg * 9 * 9, 22);
+    std::vector<float> bias = randomValues(spec.oc, 23);
+    std::vector<float> z =
+        bc.residual ? randomValues(blockedSize(1, spec.oc, oh, ow), 24)
+                    : std::vector<float>{};
+    std::vector<float> packed;
+    if (spec.group == 1)
+      packConvWeights(w.data(), spec.oc, spec.c, spec.kernel[0], spec.kernel[1],
+                      packed);
+    else
+      packDepthwiseConvWeights(w.data(), spec.c, spec.kernel[0], spec.kernel[1],
+                               packed);
+    std::vector<float> whole =
+        runCode(generate(spec), spec, xb, packed, bias, 0, z);
+    const std::pair<int64_t, int64_t> bands[] = {
+        {0, 1}, {0, 3}, {2, 5}, {oh - 2, oh}, {0, oh}};
+    for (auto [first, end] : bands) {
+      INFO("stride " << spec.strides[0] << " depthwise " << (spec.group != 1)
+                     << " plain " << bc.plain << " rows [" << first << ", "
+                     << end << ") of " << oh);
+      ConvSpec part = spec;
+      part.rowBand[0] = first;
+      part.rowBand[1] = end;
+      std::vector<float> got =
+          runCode(generate(part), part, xb, packed, bias, 0, z);
+      int bad = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        int64_t row = static_cast<int64_t>(i) / (ow * kConvBlock) % oh;
+        float want = row >= first && row < end ? whole[i] : kSentinel;
+        if (got[i] != want && bad++ < 5)
+          FAIL_CHECK("element " << i << " (row " << row << ") is " << got[i]
+                                << ", want " << want);
+      }
+      CHECK(bad == 0);
+    }
+  }
+}
+
 TEST_CASE("conv: N = 0 writes nothing", "[lowering][avx512][conv]") {
   MLCC_REQUIRE_AVX512F();
   ConvSpec spec = specOf(Case{});
@@ -695,6 +775,13 @@ TEST_CASE("conv: bad specs are errors", "[lowering][avx512][conv]") {
   ConvSpec s = ok;
   s.n = -1;
   fails(s, "negative");
+  for (auto [first, end] :
+       {std::pair<int64_t, int64_t>{3, 3}, {-1, 2}, {4, 2}, {0, 7}}) {
+    s = ok; // 8x8, 3x3, no pad: 6 output rows
+    s.rowBand[0] = first;
+    s.rowBand[1] = end;
+    fails(s, "row band");
+  }
   s = ok;
   s.c = 0;
   fails(s, "positive");
