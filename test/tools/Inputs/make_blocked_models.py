@@ -14,9 +14,12 @@ test takes their references from mlcc's reference executor):
   fire_big.onnx fire.onnx on 60 x 60: pools big enough to be split over
                 the threads
   dense.onnx    DenseNet's batch norms after concats (dense_block below)
+  dense_big.onnx  the same on 60 x 60 with 52 channels (a block's tail):
+                batch norms big enough to be split over the threads
 
 with seeded random weights, and an input set for each (data/, data_odd/ and
-data_dense/ hold the same one, data_b2/ two images, data_big/ 60 x 60)."""
+data_dense/ hold the same one, data_b2/ two images, data_big/ and
+data_dense_big/ 60 x 60)."""
 import os
 import sys
 
@@ -66,10 +69,10 @@ def model(name, batch, first_expand, size=15):
          os.path.join(out, name))
 
 
-def dense_block(name):
-    """DenseNet's pattern: conv -> [its output, a conv of it] -> Concat ->
-    BatchNormalization -> Relu -> Conv 1x1 -> BatchNormalization (no
-    activation) -> GlobalAveragePool."""
+def dense_block(name, size=15, growth=16):
+    """DenseNet's pattern: conv -> [its output, a conv of it (`growth`
+    channels)] -> Concat -> BatchNormalization -> Relu -> Conv 1x1 ->
+    BatchNormalization (no activation) -> GlobalAveragePool."""
     rng = np.random.default_rng(47)
     inits = []
 
@@ -84,21 +87,24 @@ def dense_block(name):
     nodes = [
         helper.make_node("Conv", ["x", t("w0", rng.normal(0, 0.4, (32, 8, 3, 3)))], ["f0"],
                          pads=[1, 1, 1, 1], name="conv0"),
-        helper.make_node("Conv", ["f0", t("w1", rng.normal(0, 0.2, (16, 32, 3, 3)))], ["f1"],
+        helper.make_node("Conv", ["f0", t("w1", rng.normal(0, 0.2, (growth, 32, 3, 3)))], ["f1"],
                          pads=[1, 1, 1, 1], name="conv1"),
         helper.make_node("Concat", ["f0", "f1"], ["cat"], axis=1, name="cat"),
-        helper.make_node("BatchNormalization", ["cat"] + bn("bn1", 48), ["n1"], name="norm1"),
+        helper.make_node("BatchNormalization", ["cat"] + bn("bn1", 32 + growth), ["n1"],
+                         name="norm1"),
         helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
-        helper.make_node("Conv", ["r1", t("w2", rng.normal(0, 0.2, (32, 48, 1, 1)))], ["c2"],
+        helper.make_node("Conv", ["r1", t("w2", rng.normal(0, 0.2, (32, 32 + growth, 1, 1)))],
+                         ["c2"],
                          name="conv2"),
         helper.make_node("Concat", ["c2", "f1"], ["cat2"], axis=1, name="cat2"),
-        helper.make_node("BatchNormalization", ["cat2"] + bn("bn2", 48), ["n2"], epsilon=1e-3,
+        helper.make_node("BatchNormalization", ["cat2"] + bn("bn2", 32 + growth), ["n2"],
+                         epsilon=1e-3,
                          name="norm2"),
         helper.make_node("GlobalAveragePool", ["n2"], ["y"], name="gap"),
     ]
     graph = helper.make_graph(
-        nodes, "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 15, 15])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 48, 1, 1]),
+        nodes, "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32 + growth, 1, 1]),
          helper.make_tensor_value_info("n2", TensorProto.FLOAT, None)], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
               os.path.join(out, name))
@@ -106,13 +112,14 @@ def dense_block(name):
 
 model("fire.onnx", 1, 32)
 dense_block("dense.onnx")
+dense_block("dense_big.onnx", size=60, growth=20)
 model("fire_b2.onnx", 2, 32)
 model("fire_odd.onnx", 1, 24)
 model("fire_big.onnx", 1, 32, size=60)
 rng = np.random.default_rng(43)
 for dirs, batch, size in ((("data", "data_odd", "data_dense"), 1, 15),
                           (("data_b2",), 2, 15),
-                          (("data_big",), 1, 60)):
+                          (("data_big", "data_dense_big"), 1, 60)):
     x = rng.normal(0, 1, (batch, 8, size, size)).astype(np.float32)
     for d in dirs:
         os.makedirs(os.path.join(out, d), exist_ok=True)
