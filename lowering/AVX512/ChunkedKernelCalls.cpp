@@ -9,10 +9,9 @@ using namespace mlir;
 
 namespace mlcc::avx512 {
 
-void emitChunkedKernelCalls(OpLoweringContext &ctx,
-                            const ChunkedKernels &kernels,
-                            ArrayRef<Value> fields,
-                            ArrayRef<int64_t> strideBytes) {
+void emitWholeOrParallel(OpLoweringContext &ctx, StringRef whole,
+                         ArrayRef<Value> fields, int64_t n,
+                         function_ref<void(Value, ValueRange)> chunk) {
   OpBuilder &b = ctx.builder();
   Location loc = ctx.loc();
   Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
@@ -21,33 +20,43 @@ void emitChunkedKernelCalls(OpLoweringContext &ctx,
   auto ifOp = b.create<scf::IfOp>(loc, threaded, /*withElse=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  ctx.callKernel(kernels.whole, fields);
+  ctx.callKernel(whole, fields);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  ctx.parallelFor(kernels.chunks, fields, [&](Value i, ValueRange f) {
-    SmallVector<Value> args;
-    for (auto [field, stride] : llvm::zip(f, strideBytes)) {
-      if (stride == 0) {
-        args.push_back(field);
-        continue;
-      }
-      Value step = b.create<arith::ConstantIntOp>(loc, stride, 64);
-      args.push_back(b.create<arith::AddIOp>(
-          loc, field, b.create<arith::MulIOp>(loc, i, step)));
-    }
-    if (kernels.tail.empty()) {
-      ctx.callKernel(kernels.chunk, args);
-      return;
-    }
-    Value last = b.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::eq, i,
-        b.create<arith::ConstantIntOp>(loc, kernels.chunks - 1, 64));
-    auto isLast = b.create<scf::IfOp>(loc, last, /*withElse=*/true);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(&isLast.getThenRegion().front());
-    ctx.callKernel(kernels.tail, args);
-    b.setInsertionPointToStart(&isLast.getElseRegion().front());
-    ctx.callKernel(kernels.chunk, args);
-  });
+  ctx.parallelFor(n, fields, chunk);
+}
+
+void emitChunkedKernelCalls(OpLoweringContext &ctx,
+                            const ChunkedKernels &kernels,
+                            ArrayRef<Value> fields,
+                            ArrayRef<int64_t> strideBytes) {
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  emitWholeOrParallel(
+      ctx, kernels.whole, fields, kernels.chunks, [&](Value i, ValueRange f) {
+        SmallVector<Value> args;
+        for (auto [field, stride] : llvm::zip(f, strideBytes)) {
+          if (stride == 0) {
+            args.push_back(field);
+            continue;
+          }
+          Value step = b.create<arith::ConstantIntOp>(loc, stride, 64);
+          args.push_back(b.create<arith::AddIOp>(
+              loc, field, b.create<arith::MulIOp>(loc, i, step)));
+        }
+        if (kernels.tail.empty()) {
+          ctx.callKernel(kernels.chunk, args);
+          return;
+        }
+        Value last = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::eq, i,
+            b.create<arith::ConstantIntOp>(loc, kernels.chunks - 1, 64));
+        auto isLast = b.create<scf::IfOp>(loc, last, /*withElse=*/true);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(&isLast.getThenRegion().front());
+        ctx.callKernel(kernels.tail, args);
+        b.setInsertionPointToStart(&isLast.getElseRegion().front());
+        ctx.callKernel(kernels.chunk, args);
+      });
 }
 
 } // namespace mlcc::avx512

@@ -22,6 +22,13 @@ struct ChunkedKernels {
   int64_t chunks = 0;
 };
 
+/// On one thread calls `whole` with `fields`; on several, parallelFor(n)
+/// with `chunk` as the body (the chunk index, the fields as loaded there).
+void emitWholeOrParallel(
+    OpLoweringContext &ctx, llvm::StringRef whole,
+    llvm::ArrayRef<mlir::Value> fields, int64_t n,
+    llvm::function_ref<void(mlir::Value, mlir::ValueRange)> chunk);
+
 /// Emits the run-time choice above. fields[i] of chunk c is
 /// fields[i] + c * strideBytes[i] (0: the same for every chunk).
 void emitChunkedKernelCalls(OpLoweringContext &ctx,

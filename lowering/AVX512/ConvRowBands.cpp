@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConvRowBands.h"
+#include "ChunkedKernelCalls.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -93,13 +94,6 @@ LogicalResult emitConvRowBands(Operation *op, OpLoweringContext &ctx,
   auto i64 = [&](int64_t c) -> Value {
     return b.create<arith::ConstantIntOp>(loc, c, 64);
   };
-  Value threaded = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
-                                           ctx.numThreads(), i64(1));
-  auto ifThreaded = b.create<scf::IfOp>(loc, threaded, /*withElse=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifThreaded.getElseRegion().front());
-  ctx.callKernel(wholeKernel, fields);
-  b.setInsertionPointToStart(&ifThreaded.getThenRegion().front());
   // Band `band` of a run: the run's kernel with the bases moved from the
   // run's first band to this one.
   auto callRun = [&](const BandRun &run, Value band, ValueRange f) {
@@ -113,19 +107,20 @@ LogicalResult emitConvRowBands(Operation *op, OpLoweringContext &ctx,
                            b.create<arith::MulIOp>(loc, moved, i64(bytes))));
     ctx.callKernel(run.kernel, args);
   };
-  ctx.parallelFor(bands, fields, [&](Value band, ValueRange f) {
-    // A chain of ifs over the runs, the last run in the innermost else.
-    OpBuilder::InsertionGuard inner(b);
-    for (size_t r = 0; r + 1 < runs.size(); ++r) {
-      Value inRun = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
-                                            band, i64(runs[r].end));
-      auto ifRun = b.create<scf::IfOp>(loc, inRun, /*withElse=*/true);
-      b.setInsertionPointToStart(&ifRun.getThenRegion().front());
-      callRun(runs[r], band, f);
-      b.setInsertionPointToStart(&ifRun.getElseRegion().front());
-    }
-    callRun(runs.back(), band, f);
-  });
+  emitWholeOrParallel(
+      ctx, wholeKernel, fields, bands, [&](Value band, ValueRange f) {
+        // A chain of ifs over the runs, the last run in the innermost else.
+        OpBuilder::InsertionGuard inner(b);
+        for (size_t r = 0; r + 1 < runs.size(); ++r) {
+          Value inRun = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
+                                                band, i64(runs[r].end));
+          auto ifRun = b.create<scf::IfOp>(loc, inRun, /*withElse=*/true);
+          b.setInsertionPointToStart(&ifRun.getThenRegion().front());
+          callRun(runs[r], band, f);
+          b.setInsertionPointToStart(&ifRun.getElseRegion().front());
+        }
+        callRun(runs.back(), band, f);
+      });
   return success();
 }
 

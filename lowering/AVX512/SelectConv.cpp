@@ -9,6 +9,10 @@
 // conv runs the dense kernel over chunks of groups whose channels fill whole
 // blocks (groupedConvChunk).
 //
+// On several threads a conv runs as kernels for parts of it: images, chunks
+// of groups, bands of output rows when it has few channel blocks
+// (ConvRowBands.cpp), else chunks of two output channel blocks.
+//
 // graph.fused_conv's epilogue runs on the accumulators: bias, the residual
 // Z read in NCHW16c (usually an earlier conv's output, blocked already),
 // then the activation through the eltwise injector. graph.conv takes an

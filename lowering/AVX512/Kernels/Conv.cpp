@@ -510,14 +510,13 @@ void ConvKernel::pixelBlocks(int nb, bool masked, const TapRange &taps) {
 }
 
 void ConvKernel::rows(int nb, bool masked, int64_t kdLo, int64_t kdHi) {
-  auto range = [&](int64_t y) { return convRowTaps(spec_, y); };
   const int64_t rowBytes = srcRowBytes();
   const bool band = spec_.rowBand[1] != 0;
   const int64_t end = band ? spec_.rowBand[1] : oh_;
   for (int64_t first = band ? spec_.rowBand[0] : 0; first < end;) {
-    auto r = range(first);
+    auto r = convRowTaps(spec_, first);
     int64_t last = first + 1;
-    while (last < end && range(last) == r)
+    while (last < end && convRowTaps(spec_, last) == r)
       ++last;
     // The row pointer is that of input row y * stride - pad, which may lie
     // above the image; only rows inside it are dereferenced.
