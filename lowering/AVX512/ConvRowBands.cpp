@@ -15,6 +15,7 @@
 
 #include "ConvRowBands.h"
 #include "ChunkedKernelCalls.h"
+#include "SelectionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -74,11 +75,11 @@ LogicalResult emitConvRowBands(Operation *op, OpLoweringContext &ctx,
     ConvSpec part = spec;
     part.rowBand[0] = band * rows;
     part.rowBand[1] = std::min(oh, (band + 1) * rows);
-    std::vector<uint8_t> code;
-    if (ref::Status s = generateConv(part, code); s.failed())
-      return op->emitError() << s.message();
-    runs.push_back(
-        {band, end, ctx.addKernel(spec.name + "_rows", std::move(code))});
+    std::string kernel;
+    if (!addGeneratedKernel(op, ctx, generateConv, part, spec.name + "_rows",
+                            kernel))
+      return failure();
+    runs.push_back({band, end, kernel});
     band = end;
   }
 

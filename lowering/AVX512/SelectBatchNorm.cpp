@@ -67,13 +67,8 @@ TargetLowering selectBatchNorm(Operation *op, OpLoweringContext &ctx,
     spec.epilogue.push_back(act);
   auto generate = [&](const ChannelAffineSpec &part, StringRef suffix,
                       std::string &symbol) {
-    std::vector<uint8_t> code;
-    if (ref::Status s = generateChannelAffine(part, code); s.failed()) {
-      op->emitError() << s.message();
-      return false;
-    }
-    symbol = ctx.addKernel(spec.name + suffix.str(), std::move(code));
-    return true;
+    return addGeneratedKernel(op, ctx, generateChannelAffine, part,
+                              spec.name + suffix.str(), symbol);
   };
   ChunkedKernels kernels;
   if (!generate(spec, "", kernels.whole))

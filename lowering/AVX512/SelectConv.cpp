@@ -120,13 +120,8 @@ LogicalResult emitGroupedConv(Operation *op, OpLoweringContext &ctx,
     part.group = 1;
     part.c = groups * cg;
     part.oc = groups * ocg;
-    std::vector<uint8_t> code;
-    if (ref::Status s = generateConv(part, code); s.failed()) {
-      op->emitError() << s.message();
-      return false;
-    }
-    symbol = ctx.addKernel(spec.name + suffix.str(), std::move(code));
-    return true;
+    return addGeneratedKernel(op, ctx, generateConv, part,
+                              spec.name + suffix.str(), symbol);
   };
   std::string chunkKernel, tailKernel;
   if (!generate(groupsPerChunk, "_groups", chunkKernel) ||
@@ -216,13 +211,8 @@ LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
     part.oc = oc;
     if (depthwise)
       part.c = part.group = oc;
-    std::vector<uint8_t> code;
-    if (ref::Status s = generateConv(part, code); s.failed()) {
-      op->emitError() << s.message();
-      return false;
-    }
-    symbol = ctx.addKernel(spec.name + "_block", std::move(code));
-    return true;
+    return addGeneratedKernel(op, ctx, generateConv, part, spec.name + "_block",
+                              symbol);
   };
   std::string chunkKernel, tailKernel;
   int64_t tail = spec.oc - (chunks - 1) * chunkChannels;
@@ -257,13 +247,10 @@ LogicalResult emitImagesConv(Operation *op, OpLoweringContext &ctx,
                              ArrayRef<Value> fields) {
   ConvSpec one = spec;
   one.n = 1;
-  std::vector<uint8_t> code;
-  if (ref::Status s = generateConv(one, code); s.failed()) {
-    op->emitError() << s.message();
+  std::string imageKernel;
+  if (!addGeneratedKernel(op, ctx, generateConv, one, spec.name + "_image",
+                          imageKernel))
     return failure();
-  }
-  std::string imageKernel =
-      ctx.addKernel(spec.name + "_image", std::move(code));
   int64_t oh, ow;
   (void)convOutputSize(spec, oh, ow);
   const int64_t srcImage =

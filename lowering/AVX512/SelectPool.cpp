@@ -40,13 +40,8 @@ TargetLowering lowerBlockedPool(Operation *op, OpLoweringContext &ctx,
       part.n = 1;
       part.c = planes * kConvBlock;
     }
-    std::vector<uint8_t> code;
-    if (ref::Status s = generateBlockedPool(part, code); s.failed()) {
-      op->emitError() << s.message();
-      return false;
-    }
-    symbol = ctx.addKernel(spec.name + suffix.str(), std::move(code));
-    return true;
+    return addGeneratedKernel(op, ctx, generateBlockedPool, part,
+                              spec.name + suffix.str(), symbol);
   };
   ChunkedKernels kernels;
   if (!generate(0, "_blocked", kernels.whole))

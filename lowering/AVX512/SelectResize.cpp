@@ -169,13 +169,8 @@ TargetLowering selectResize(Operation *op, OpLoweringContext &ctx,
   }
   auto generate = [&](const ResizeSpec &s, StringRef suffix,
                       std::string &symbol) {
-    std::vector<uint8_t> code;
-    if (ref::Status status = generateResize(s, code); status.failed()) {
-      op->emitError() << status.message();
-      return false;
-    }
-    symbol = ctx.addKernel(spec.name + suffix.str(), std::move(code));
-    return true;
+    return addGeneratedKernel(op, ctx, generateResize, s,
+                              spec.name + suffix.str(), symbol);
   };
   std::string whole;
   if (!generate(spec, "", whole))

@@ -88,6 +88,22 @@ inline bool constantScalar(OpLoweringContext &ctx, mlir::Value v,
   return true;
 }
 
+/// Generates a kernel for `spec` with `generator` (generateConv, ...) and
+/// adds it to the model as `name` (its symbol in `symbol`); false, with the
+/// generator's error reported on `op`, when that fails.
+template <typename Spec, typename Generator>
+bool addGeneratedKernel(mlir::Operation *op, OpLoweringContext &ctx,
+                        Generator generator, const Spec &spec,
+                        const std::string &name, std::string &symbol) {
+  std::vector<uint8_t> code;
+  if (ref::Status s = generator(spec, code); s.failed()) {
+    op->emitError() << s.message();
+    return false;
+  }
+  symbol = ctx.addKernel(name, std::move(code));
+  return true;
+}
+
 /// Reports a generator failure on the op.
 inline TargetLowering failed(mlir::Operation *op, const ref::Status &s) {
   op->emitError() << s.message();

@@ -52,13 +52,8 @@ bool transformKernels(Operation *op, OpLoweringContext &ctx,
                       Generator generate, StringRef suffix, int64_t planeBytes,
                       ChunkedKernels &out, int64_t &perChunk) {
   auto add = [&](const WinogradSpec &part, std::string &symbol) {
-    std::vector<uint8_t> code;
-    if (ref::Status s = generate(part, code); s.failed()) {
-      op->emitError() << s.message();
-      return false;
-    }
-    symbol = ctx.addKernel(spec.name + suffix.str(), std::move(code));
-    return true;
+    return addGeneratedKernel(op, ctx, generate, part, spec.name + suffix.str(),
+                              symbol);
   };
   if (!add(spec, out.whole))
     return false;
