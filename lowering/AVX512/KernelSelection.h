@@ -47,6 +47,12 @@ struct SelectionState {
 /// Dispatches `op` to the family below that handles its kind.
 TargetLowering selectKernel(mlir::Operation *op, OpLoweringContext &ctx,
                             SelectionState &state);
+/// x * s with x [1, C, H, W] in NCHW16c (C a multiple of 16) and s [1, C, 1,
+/// 1] computed at run time (a squeeze-and-excitation scale): the batch
+/// norm's per-channel kernel on the blocked buffer, instead of a reorder to
+/// NCHW and back around a broadcasting multiply.
+TargetLowering selectChannelScale(mlir::Operation *op, OpLoweringContext &ctx,
+                                  SelectionState &state);
 
 TargetLowering selectEltwise(mlir::Operation *op, OpLoweringContext &ctx,
                              SelectionState &state);
