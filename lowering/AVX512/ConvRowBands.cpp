@@ -85,7 +85,7 @@ LogicalResult emitConvRowBands(Operation *op, OpLoweringContext &ctx,
 
   // Bytes one band moves each base: src, weights, bias, dst, residual.
   const int64_t srcRowBytes = spec.w * (spec.plainInput ? 4 : kConvBlock * 4);
-  const int64_t dstRowBytes = ow * kConvBlock * 4;
+  const int64_t dstRowBytes = convDstRowBytes(spec);
   const int64_t bandBytes[] = {rows * spec.strides[0] * srcRowBytes, 0, 0,
                                rows * dstRowBytes,
                                spec.residual ? rows * dstRowBytes : 0};

@@ -33,14 +33,14 @@ Value lengthRows(Operation *op, OpLoweringContext &ctx, Value v, int64_t rows) {
 TargetLowering selectKernel(Operation *op, OpLoweringContext &ctx,
                             SelectionState &state) {
   for (auto select :
-       {selectDequantize, selectQuantize,      selectChannelScale,
-        selectEltwise,    selectQdqGemm,       selectBf16Gemm,
-        selectGemm,       selectQuantGemm,     selectQuantConv,
-        selectConv,       selectPool,          selectConcat,
-        selectBatchNorm,  selectNormalization, selectEmbedLayerNorm,
-        selectAttention,  selectReduce,        selectStencil,
-        selectLrn,        selectGather,        selectRecurrent,
-        selectResize}) {
+       {selectDequantize,     selectQuantize,      selectChannelScale,
+        selectEltwise,        selectQdqGemm,       selectBf16Gemm,
+        selectGemm,           selectQuantGemm,     selectQuantConv,
+        selectConv,           selectConvTranspose, selectPool,
+        selectConcat,         selectBatchNorm,     selectNormalization,
+        selectEmbedLayerNorm, selectAttention,     selectReduce,
+        selectStencil,        selectLrn,           selectGather,
+        selectRecurrent,      selectResize}) {
     TargetLowering result = select(op, ctx, state);
     if (result != TargetLowering::Declined)
       return result;

@@ -72,12 +72,31 @@ TargetLowering selectDequantize(mlir::Operation *op, OpLoweringContext &ctx,
                                 SelectionState &state);
 TargetLowering selectConv(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
+/// A 1-D or 2-D f32 transposed conv with constant weights: one direct conv
+/// kernel per output phase, each writing its lattice of the NCHW16c output.
+TargetLowering selectConvTranspose(mlir::Operation *op, OpLoweringContext &ctx,
+                                   SelectionState &state);
 TargetLowering selectPool(mlir::Operation *op, OpLoweringContext &ctx,
                           SelectionState &state);
 TargetLowering selectConcat(mlir::Operation *op, OpLoweringContext &ctx,
                             SelectionState &state);
 TargetLowering selectBatchNorm(mlir::Operation *op, OpLoweringContext &ctx,
                                SelectionState &state);
+
+/// Whether the direct conv kernels cover the spec's group: 1, depthwise, or
+/// (2-D) groups whose channels fill whole blocks in chunks of a few groups.
+bool directConvGroupSupported(const ConvSpec &spec);
+/// The direct conv kernels of a planned conv and their calls over the thread
+/// pool (chunks of groups, images, bands of rows or chunks of channel
+/// blocks; the whole conv on one thread). `weights`, in the conv's layout
+/// [OC, C / group, (KD,) KH, KW], are packed here. src, bias, dst and
+/// residual are addresses (0 for no bias or residual) of NCHW16c tensors
+/// (src plain for spec.plainInput). Fails after reporting on `op`.
+mlir::LogicalResult emitConvCalls(mlir::Operation *op, OpLoweringContext &ctx,
+                                  const ConvSpec &spec,
+                                  llvm::ArrayRef<float> weights,
+                                  mlir::Value src, mlir::Value bias,
+                                  mlir::Value dst, mlir::Value residual);
 
 /// Whether a planned conv runs as Winograd F(2x2, 3x3), and its lowering
 /// (WinogradConv.cpp): `weights` [OC, C, 3, 3], `residual` and the

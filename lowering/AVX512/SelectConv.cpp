@@ -11,7 +11,9 @@
 //
 // On several threads a conv runs as kernels for parts of it: images, chunks
 // of groups, bands of output rows when it has few channel blocks
-// (ConvRowBands.cpp), else chunks of two output channel blocks.
+// (ConvRowBands.cpp), else chunks of two output channel blocks. The
+// transposed conv's phases (SelectConvTranspose.cpp) are split the same way
+// (emitConvCalls).
 //
 // graph.fused_conv's epilogue runs on the accumulators: bias, the residual
 // Z read in NCHW16c (usually an earlier conv's output, blocked already),
@@ -91,13 +93,8 @@ bool planConv(Operation *op, ConvSpec &spec) {
     spec.pads[2 + slot] = end;
   }
   spec.group = intAttr(op, "group", 1);
-  if (spec.group == 1)
-    return w[1] == spec.c;
-  if (spec.group == spec.c && spec.oc == spec.c && w[1] == 1)
-    return true; // depthwise
-  return dims <= 2 && spec.group > 1 && spec.c % spec.group == 0 &&
-         w[1] == spec.c / spec.group &&
-         groupedConvChunk(spec.c, spec.oc, spec.group, kMaxGroupsPerChunk) > 0;
+  return spec.group >= 1 && spec.c % spec.group == 0 &&
+         w[1] == spec.c / spec.group && directConvGroupSupported(spec);
 }
 
 bool isDepthwiseSpec(const ConvSpec &spec) {
@@ -128,8 +125,6 @@ LogicalResult emitGroupedConv(Operation *op, OpLoweringContext &ctx,
       (tailGroups != groupsPerChunk &&
        !generate(tailGroups, "_last_groups", tailKernel)))
     return failure();
-  int64_t oh, ow;
-  (void)convOutputSize(spec, oh, ow);
   // Byte offsets per chunk (whole blocks when there are several) and per
   // image; src, weights, bias, dst, residual (laid out as dst).
   const int64_t blockFloats = kConvBlock * 4;
@@ -137,8 +132,8 @@ LogicalResult emitGroupedConv(Operation *op, OpLoweringContext &ctx,
                            blockFloats,
                 srcImage = convBlocks(spec.c) * spec.h * spec.w * blockFloats;
   const int64_t dstChunk =
-                    groupsPerChunk * ocg / kConvBlock * oh * ow * blockFloats,
-                dstImage = convBlocks(spec.oc) * oh * ow * blockFloats;
+                    groupsPerChunk * ocg / kConvBlock * convDstBlockBytes(spec),
+                dstImage = convBlocks(spec.oc) * convDstBlockBytes(spec);
   const int64_t weightChunk =
       packedConvWeightsSize(groupsPerChunk * ocg, groupsPerChunk * cg,
                             spec.kernel[0], spec.kernel[1]) *
@@ -219,15 +214,12 @@ LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
   if (!generate(chunkChannels, chunkKernel) ||
       (tail != chunkChannels && !generate(tail, tailKernel)))
     return failure();
-  int64_t oh, ow;
-  (void)convOutputSize(spec, oh, ow);
   int64_t taps = spec.depthKernel * spec.kernel[0] * spec.kernel[1];
   int64_t weightBlockBytes = depthwise
                                  ? taps * kConvBlock * 4
                                  : convBlocks(spec.c) * taps * 256 * 4;
   // src, weights, bias, dst, residual (laid out as dst).
-  const int64_t dstBlockBytes =
-      convOutputDepth(spec) * oh * ow * kConvBlock * 4;
+  const int64_t dstBlockBytes = convDstBlockBytes(spec);
   emitChunkedKernelCalls(
       ctx, {wholeKernel.str(), chunkKernel, tailKernel, chunks}, fields,
       {depthwise ? spec.d * spec.h * spec.w * kConvBlock * 4 : 0,
@@ -251,13 +243,10 @@ LogicalResult emitImagesConv(Operation *op, OpLoweringContext &ctx,
   if (!addGeneratedKernel(op, ctx, generateConv, one, spec.name + "_image",
                           imageKernel))
     return failure();
-  int64_t oh, ow;
-  (void)convOutputSize(spec, oh, ow);
   const int64_t srcImage =
       (spec.plainInput ? spec.c : convBlocks(spec.c) * kConvBlock) * spec.d *
       spec.h * spec.w * 4;
-  const int64_t dstImage =
-      convBlocks(spec.oc) * kConvBlock * convOutputDepth(spec) * oh * ow * 4;
+  const int64_t dstImage = convBlocks(spec.oc) * convDstBlockBytes(spec);
   // src, weights, bias, dst, residual (laid out as dst).
   emitChunkedKernelCalls(
       ctx, {wholeKernel.str(), imageKernel, "", spec.n}, fields,
@@ -290,6 +279,63 @@ bool fusedActivationOf(Operation *op, std::vector<EltwiseOp> &ops) {
     return false;
   ops.push_back(EltwiseOp::unary(kind));
   return true;
+}
+
+bool directConvGroupSupported(const ConvSpec &spec) {
+  if (spec.group == 1 || isDepthwiseSpec(spec))
+    return true;
+  // A 3-D conv is not grouped: its depth has no place in the chunks.
+  return spec.d == 1 && spec.depthKernel == 1 && spec.depthPads[0] == 0 &&
+         spec.depthPads[1] == 0 && spec.group > 1 && spec.c % spec.group == 0 &&
+         spec.oc % spec.group == 0 &&
+         groupedConvChunk(spec.c, spec.oc, spec.group, kMaxGroupsPerChunk) > 0;
+}
+
+LogicalResult emitConvCalls(Operation *op, OpLoweringContext &ctx,
+                            const ConvSpec &spec, ArrayRef<float> w, Value src,
+                            Value bias, Value dst, Value residual) {
+  const bool grouped = spec.group != 1 && !isDepthwiseSpec(spec);
+  const int64_t groupsPerChunk =
+      grouped
+          ? groupedConvChunk(spec.c, spec.oc, spec.group, kMaxGroupsPerChunk)
+          : 0;
+  std::vector<float> packed;
+  if (grouped)
+    packGroupedConvWeights(w.data(), spec.oc, spec.c, spec.kernel[0],
+                           spec.kernel[1], spec.group, groupsPerChunk, packed);
+  else if (spec.group == 1)
+    packConv3dWeights(w.data(), spec.oc, spec.c, spec.depthKernel,
+                      spec.kernel[0], spec.kernel[1], packed);
+  else
+    packDepthwiseConv3dWeights(w.data(), spec.c, spec.depthKernel,
+                               spec.kernel[0], spec.kernel[1], packed);
+  // The grouped conv's kernels are generated per chunk below.
+  std::string symbol;
+  if (!grouped &&
+      !addGeneratedKernel(op, ctx, generateConv, spec, spec.name, symbol))
+    return failure();
+
+  Value weights = ctx.addData(spec.name + "_packed", bytesOf(packed));
+  SmallVector<Value> fields{src, weights, bias, dst, residual};
+  // mlcc_conv_args: src, weights, bias, dst, residual.
+  // Chunks of one block lose the whole kernel's reuse of each input load
+  // across two blocks; with under one block of input channels (a stem conv
+  // on RGB) that reuse is most of the work, and such a split was measured
+  // slower (3 -> 32 channels at 224x224 stride 2: 1.0 ms on one thread,
+  // 1.8 ms on two), so a stem is split only in chunks of two blocks.
+  bool splittable =
+      convBlocks(spec.oc) >= 2 &&
+      (spec.group != 1 || spec.c >= kConvBlock || blocksPerChunk(spec) == 2);
+  if (grouped)
+    return emitGroupedConv(op, ctx, spec, groupsPerChunk, fields);
+  if (spec.n != 1)
+    return emitImagesConv(op, ctx, spec, symbol, fields);
+  if (splitsConvByRows(spec))
+    return emitConvRowBands(op, ctx, spec, symbol, fields);
+  if (splittable)
+    return emitThreadedConv(op, ctx, spec, symbol, fields);
+  ctx.callKernel(symbol, fields);
+  return success();
 }
 
 TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
@@ -337,30 +383,6 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   if (winogradApplies(spec))
     return lowerWinogradConv(op, ctx, state, spec, w, residual, activation);
 
-  const bool grouped = spec.group != 1 && !isDepthwiseSpec(spec);
-  const int64_t groupsPerChunk =
-      grouped
-          ? groupedConvChunk(spec.c, spec.oc, spec.group, kMaxGroupsPerChunk)
-          : 0;
-  std::vector<float> packed;
-  if (grouped)
-    packGroupedConvWeights(w.data(), spec.oc, spec.c, spec.kernel[0],
-                           spec.kernel[1], spec.group, groupsPerChunk, packed);
-  else if (spec.group == 1)
-    packConv3dWeights(w.data(), spec.oc, spec.c, spec.depthKernel,
-                      spec.kernel[0], spec.kernel[1], packed);
-  else
-    packDepthwiseConv3dWeights(w.data(), spec.c, spec.depthKernel,
-                               spec.kernel[0], spec.kernel[1], packed);
-  // The grouped conv's kernels are generated per chunk below.
-  std::string symbol;
-  if (!grouped) {
-    std::vector<uint8_t> code;
-    if (ref::Status s = generateConv(spec, code); s.failed())
-      return failed(op, s);
-    symbol = ctx.addKernel(spec.name, std::move(code));
-  }
-
   // The input in NCHW16c (a previous conv's output already is) unless it is
   // read plain; the output stays blocked until an op needs it plain.
   OpBuilder &b = ctx.builder();
@@ -368,38 +390,13 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
       spec.plainInput ? ctx.buffer(x) : blockedOperand(x, ctx, state);
   Value yBlocked = allocateBlocked(activation ? activation->getResult(0) : y,
                                   ctx, state);
-  Value weights = ctx.addData(spec.name + "_packed", bytesOf(packed));
-  Value biasAddress = hasBias ? ctx.address(ctx.buffer(bias))
-                              : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  Value none = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
   // Z in Y's layout: an earlier conv's blocked output, or converted now.
-  Value residualAddress =
-      residual ? ctx.address(blockedOperand(residual, ctx, state))
-               : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
-  SmallVector<Value> fields{ctx.address(xBuffer), weights, biasAddress,
-                            ctx.address(yBlocked), residualAddress};
-  // mlcc_conv_args: src, weights, bias, dst, residual.
-  // Chunks of one block lose the whole kernel's reuse of each input load
-  // across two blocks; with under one block of input channels (a stem conv
-  // on RGB) that reuse is most of the work, and such a split was measured
-  // slower (3 -> 32 channels at 224x224 stride 2: 1.0 ms on one thread,
-  // 1.8 ms on two), so a stem is split only in chunks of two blocks.
-  bool splittable =
-      convBlocks(spec.oc) >= 2 &&
-      (spec.group != 1 || spec.c >= kConvBlock || blocksPerChunk(spec) == 2);
-  if (grouped) {
-    if (failed(emitGroupedConv(op, ctx, spec, groupsPerChunk, fields)))
-      return TargetLowering::Failed;
-  } else if (spec.n != 1) {
-    if (failed(emitImagesConv(op, ctx, spec, symbol, fields)))
-      return TargetLowering::Failed;
-  } else if (splitsConvByRows(spec)) {
-    if (failed(emitConvRowBands(op, ctx, spec, symbol, fields)))
-      return TargetLowering::Failed;
-  } else if (!splittable) {
-    ctx.callKernel(symbol, fields);
-  } else if (failed(emitThreadedConv(op, ctx, spec, symbol, fields))) {
+  if (failed(emitConvCalls(
+          op, ctx, spec, w, ctx.address(xBuffer),
+          hasBias ? ctx.address(ctx.buffer(bias)) : none, ctx.address(yBlocked),
+          residual ? ctx.address(blockedOperand(residual, ctx, state)) : none)))
     return TargetLowering::Failed;
-  }
   if (activation)
     state.fused[activation] = yBlocked;
   else

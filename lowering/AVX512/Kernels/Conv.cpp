@@ -169,8 +169,24 @@ Status validate(const ConvSpec &spec) {
   MLCC_CHECK(od >= 1, name, ": the ", spec.depthKernel,
              "-deep window (dilated) is deeper than the padded depth ",
              spec.d, ": empty output");
-  MLCC_CHECK(fits({spec.n, ocb, od, oh, ow, kConvBlock}), name,
-             ": output is too large (2 GiB at most)");
+  const bool lattice = spec.dstFrame[0] != 0 || spec.dstFrame[1] != 0;
+  if (lattice) {
+    MLCC_CHECK(spec.d == 1 && spec.depthKernel == 1, name,
+               ": an output lattice is supported for 2-D convs only");
+    const int64_t size[2] = {oh, ow};
+    for (int i = 0; i < 2; ++i) {
+      const int64_t frame = spec.dstFrame[i], stride = spec.dstStrides[i],
+                    offset = spec.dstOffsets[i];
+      MLCC_CHECK(frame >= 1 && frame <= (int64_t(1) << 20) && stride >= 1 &&
+                     stride <= 1024 && offset >= 0 &&
+                     offset + (size[i] - 1) * stride < frame,
+                 name, ": an output lattice of ", size[i], " at stride ",
+                 stride, " from ", offset, " does not fit a frame of ", frame);
+    }
+  }
+  MLCC_CHECK(fits({spec.n, ocb, od, lattice ? spec.dstFrame[0] : oh,
+                   lattice ? spec.dstFrame[1] : ow, kConvBlock}),
+             name, ": output is too large (2 GiB at most)");
   const bool allRows = spec.rowBand[0] == 0 && spec.rowBand[1] == 0;
   MLCC_CHECK(allRows ||
                  (spec.rowBand[0] >= 0 && spec.rowBand[0] < spec.rowBand[1] &&
@@ -266,7 +282,18 @@ private:
     return spec_.plainInput ? spec_.c * spec_.d * spec_.h * spec_.w * 4
                             : cb() * srcPlaneBytes();
   }
-  int64_t dstDepthBytes() const { return oh_ * ow_ * kBlockBytes; }
+  /// Y's planes are the frame's when the output is a lattice in it.
+  bool lattice() const { return spec_.dstFrame[0] != 0; }
+  int64_t dstHeight() const { return lattice() ? spec_.dstFrame[0] : oh_; }
+  int64_t dstWidth() const { return lattice() ? spec_.dstFrame[1] : ow_; }
+  int64_t dstDepthBytes() const {
+    return dstHeight() * dstWidth() * kBlockBytes;
+  }
+  /// Between consecutive output pixels of a row, and rows.
+  int64_t dstPixelStep() const { return spec_.dstStrides[1] * kBlockBytes; }
+  int64_t dstRowStep() const {
+    return spec_.dstStrides[0] * dstWidth() * kBlockBytes;
+  }
   int64_t dstPlaneBytes() const { return od_ * dstDepthBytes(); }
   bool depthwise() const { return isDepthwise(spec_); }
   /// Weight bytes of one kernel tap: 16 x 16, or 16 for depthwise.
@@ -418,7 +445,7 @@ void ConvKernel::epilogue(int nb, bool masked, int width) {
       for (int j = 0; j < nb; ++j) {
         Xbyak::Address z =
             ptr[regDstBlock_ + regSrcKh_ +
-                static_cast<int>(i * kBlockBytes + j * dstPlaneBytes())];
+                static_cast<int>(i * dstPixelStep() + j * dstPlaneBytes())];
         // Z's padding lanes are not read (they need not be finite).
         if (masked && j == nb - 1)
           vaddps(acc(i, j, nb) | kTail_, acc(i, j, nb), z);
@@ -434,7 +461,7 @@ void ConvKernel::epilogue(int nb, bool masked, int width) {
       if (masked && j == nb - 1)
         vmovaps(acc(i, j, nb) | kTail_ | T_z, acc(i, j, nb));
       vmovups(ptr[regDstBlock_ +
-                  static_cast<int>(i * kBlockBytes + j * dstPlaneBytes())],
+                  static_cast<int>(i * dstPixelStep() + j * dstPlaneBytes())],
               acc(i, j, nb));
     }
 }
@@ -495,14 +522,15 @@ void ConvKernel::pixelBlocks(int nb, bool masked, const TapRange &taps) {
     lea(regSrcBlock_,
         ptr[regSrcRow_ +
             static_cast<int>(b.ow0 * spec_.strides[1] * srcPixelBytes())]);
-    lea(regDstBlock_, ptr[regDstRow_ + static_cast<int>(b.ow0 * kBlockBytes)]);
+    lea(regDstBlock_,
+        ptr[regDstRow_ + static_cast<int>(b.ow0 * dstPixelStep())]);
     const int64_t count = static_cast<int64_t>(last - first);
     stackLoop(count, kBlockCounter, [&] {
       microkernel(nb, masked, taps, b);
       if (count > 1) {
         add(regSrcBlock_,
             static_cast<int>(b.width * spec_.strides[1] * srcPixelBytes()));
-        add(regDstBlock_, b.width * kBlockBytes);
+        add(regDstBlock_, static_cast<int>(b.width * dstPixelStep()));
       }
     });
     first = last;
@@ -525,14 +553,17 @@ void ConvKernel::rows(int nb, bool masked, int64_t kdLo, int64_t kdHi) {
             static_cast<int>((first * spec_.strides[0] - spec_.pads[0]) *
                              rowBytes)]);
     lea(regDstRow_,
-        ptr[regDstGroup_ + static_cast<int>(first * ow_ * kBlockBytes)]);
+        ptr[regDstGroup_ + static_cast<int>(first * dstRowStep() +
+                                            (spec_.dstOffsets[0] * dstWidth() +
+                                             spec_.dstOffsets[1]) *
+                                                kBlockBytes)]);
     const int64_t count = last - first;
     const TapRange taps{kdLo, kdHi, r.first, r.second};
     stackLoop(count, kRowCounter, [&] {
       pixelBlocks(nb, masked, taps);
       if (count > 1) {
         add(regSrcRow_, static_cast<int>(spec_.strides[0] * rowBytes));
-        add(regDstRow_, static_cast<int>(ow_ * kBlockBytes));
+        add(regDstRow_, static_cast<int>(dstRowStep()));
       }
     });
     first = last;
@@ -671,6 +702,24 @@ std::pair<int64_t, int64_t> convRowTaps(const ConvSpec &spec, int64_t y) {
   }
   return lo < hi ? std::make_pair(lo, hi)
                  : std::make_pair(int64_t(0), int64_t(0));
+}
+
+int64_t convDstRowBytes(const ConvSpec &spec) {
+  int64_t oh = 0, ow = 0;
+  if (convOutputSize(spec, oh, ow).failed())
+    return 0;
+  return spec.dstFrame[0] != 0
+             ? spec.dstStrides[0] * spec.dstFrame[1] * kBlockBytes
+             : ow * kBlockBytes;
+}
+
+int64_t convDstBlockBytes(const ConvSpec &spec) {
+  int64_t oh = 0, ow = 0;
+  if (convOutputSize(spec, oh, ow).failed())
+    return 0;
+  const int64_t plane =
+      spec.dstFrame[0] != 0 ? spec.dstFrame[0] * spec.dstFrame[1] : oh * ow;
+  return convOutputDepth(spec) * plane * kBlockBytes;
 }
 
 Status convOutputSize(const ConvSpec &spec, int64_t &oh, int64_t &ow) {

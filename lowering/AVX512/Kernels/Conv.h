@@ -91,6 +91,14 @@ struct ConvSpec {
   /// written, so kernels for bands of rows split a conv over threads while
   /// each keeps every channel block's reuse of an input load.
   int64_t rowBand[2] = {0, 0};
+  /// Where output pixel (y, x) lands in Y (2-D only): at row
+  /// y * dstStrides[0] + dstOffsets[0] and column x * dstStrides[1] +
+  /// dstOffsets[1] of planes dstFrame[0] x dstFrame[1]. {0, 0}: Y is the
+  /// conv's own output. A transposed conv runs as one conv per output phase,
+  /// each writing its lattice of the whole output.
+  int64_t dstFrame[2] = {0, 0};
+  int64_t dstStrides[2] = {1, 1};
+  int64_t dstOffsets[2] = {0, 0};
   /// Output pixels per microkernel call, 1 to 28 (14 when two channel
   /// blocks are computed together); 0 picks. Tests set it to reach tails.
   int blockWidth = 0;
@@ -102,6 +110,12 @@ Status convOutputSize(const ConvSpec &spec, int64_t &oh, int64_t &ow);
 /// The output's depth (1 for a 2-D conv), 0 for a depth window larger than
 /// the padded input.
 int64_t convOutputDepth(const ConvSpec &spec);
+
+/// Bytes in Y of one output channel block of one image (an output plane,
+/// or a frame's, times the depth) and between consecutive output rows; 0
+/// for a spec without an output.
+int64_t convDstBlockBytes(const ConvSpec &spec);
+int64_t convDstRowBytes(const ConvSpec &spec);
 
 /// The kernel rows [first, second) whose taps of output row y land inside
 /// the input (an empty pair when none do): rows with equal ranges share code.

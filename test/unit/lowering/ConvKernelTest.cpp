@@ -74,6 +74,10 @@ std::vector<float> runCode(const std::vector<uint8_t> &code,
                            const std::vector<float> &zb = {}) {
   int64_t oh = 0, ow = 0;
   REQUIRE(convOutputSize(spec, oh, ow).ok());
+  if (spec.dstFrame[0] != 0) {
+    oh = spec.dstFrame[0];
+    ow = spec.dstFrame[1];
+  }
   ExecutableBuffer exec(code, offset);
   REQUIRE(exec.ok());
   GuardedArray<float> gx(xb), gw(packed), gbias(bias), gz(zb);
@@ -675,6 +679,87 @@ TEST_CASE("conv: a band of rows", "[lowering][avx512][conv]") {
   }
 }
 
+TEST_CASE("conv: an output lattice", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  Case dense; // two output blocks and a tail, 3x3 pad 1
+  dense.c = 20;
+  dense.oc = 40;
+  dense.h = 9;
+  dense.w = 11;
+  dense.pad = 1;
+  dense.bias = true;
+  dense.relu = true;
+  Case depthwise = dense;
+  depthwise.depthwise = true;
+  for (const Case &c : {dense, depthwise}) {
+    ConvSpec spec = specOf(c);
+    spec.residual = true;
+    int64_t oh = 0, ow = 0;
+    REQUIRE(convOutputSize(spec, oh, ow).ok());
+    const int64_t cg = spec.c / spec.group;
+    std::vector<float> x = randomValues(spec.c * spec.h * spec.w, 31);
+    std::vector<float> xb = blockInput(spec, x);
+    std::vector<float> w = randomValues(spec.oc * cg * 9, 32);
+    std::vector<float> bias = randomValues(spec.oc, 33);
+    std::vector<float> packed;
+    if (spec.group == 1)
+      packConvWeights(w.data(), spec.oc, spec.c, 3, 3, packed);
+    else
+      packDepthwiseConvWeights(w.data(), spec.c, 3, 3, packed);
+    // Rows 2 apart from row 1, columns 3 apart from column 2, in a frame
+    // one larger than the lattice needs; the residual laid out as Y.
+    ConvSpec lattice = spec;
+    lattice.dstStrides[0] = 2;
+    lattice.dstStrides[1] = 3;
+    lattice.dstOffsets[0] = 1;
+    lattice.dstOffsets[1] = 2;
+    lattice.dstFrame[0] = 1 + 2 * oh;
+    lattice.dstFrame[1] = 3 + 3 * ow;
+    const int64_t fh = lattice.dstFrame[0], fw = lattice.dstFrame[1];
+    std::vector<float> zFrame =
+        randomValues(blockedSize(1, spec.oc, fh, fw), 34);
+    // The residual the whole conv reads: the frame's lattice pixels.
+    std::vector<float> z(static_cast<size_t>(blockedSize(1, spec.oc, oh, ow)));
+    const int64_t planes = convBlocks(spec.oc);
+    auto frameAt = [&](int64_t cb, int64_t y, int64_t x) {
+      return static_cast<size_t>(((cb * fh + y * 2 + 1) * fw + x * 3 + 2) *
+                                 kConvBlock);
+    };
+    for (int64_t cb = 0; cb < planes; ++cb)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xo = 0; xo < ow; ++xo)
+          std::copy_n(
+              &zFrame[frameAt(cb, y, xo)], kConvBlock,
+              &z[static_cast<size_t>(((cb * oh + y) * ow + xo) * kConvBlock)]);
+    std::vector<float> whole =
+        runCode(generate(spec), spec, xb, packed, bias, 0, z);
+    for (auto [first, end] : {std::pair<int64_t, int64_t>{0, 0}, {1, 3}}) {
+      INFO("depthwise " << c.depthwise << " rows [" << first << ", " << end
+                        << ")");
+      ConvSpec part = lattice;
+      part.rowBand[0] = first;
+      part.rowBand[1] = end;
+      std::vector<float> want(
+          static_cast<size_t>(blockedSize(1, spec.oc, fh, fw)), kSentinel);
+      for (int64_t cb = 0; cb < planes; ++cb)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t xo = 0; xo < ow; ++xo)
+            if (end == 0 || (y >= first && y < end))
+              std::copy_n(&whole[static_cast<size_t>(((cb * oh + y) * ow + xo) *
+                                                     kConvBlock)],
+                          kConvBlock, &want[frameAt(cb, y, xo)]);
+      std::vector<float> got =
+          runCode(generate(part), part, xb, packed, bias, 0, zFrame);
+      int bad = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i] && bad++ < 5)
+          FAIL_CHECK("element " << i << " is " << got[i] << ", want "
+                                << want[i]);
+      CHECK(bad == 0);
+    }
+  }
+}
+
 TEST_CASE("conv: N = 0 writes nothing", "[lowering][avx512][conv]") {
   MLCC_REQUIRE_AVX512F();
   ConvSpec spec = specOf(Case{});
@@ -831,6 +916,19 @@ TEST_CASE("conv: bad specs are errors", "[lowering][avx512][conv]") {
   s = ok;
   s.epilogue = {EltwiseOp::binary(EltwiseKind::Add, EltwiseOperand::array(1))};
   fails(s, "constants only");
+  s = ok; // 6 output rows 2 apart from row 1 need a frame of 12
+  s.dstFrame[0] = 11;
+  s.dstFrame[1] = 6;
+  s.dstStrides[0] = 2;
+  s.dstOffsets[0] = 1;
+  fails(s, "does not fit");
+  s.dstFrame[0] = 12;
+  s.dstOffsets[1] = -1;
+  fails(s, "does not fit");
+  s = ok;
+  s.dstFrame[0] = s.dstFrame[1] = 6;
+  s.d = 2;
+  fails(s, "2-D convs only");
 }
 
 TEST_CASE("conv: kernels keep the callee-saved registers and rsp",
