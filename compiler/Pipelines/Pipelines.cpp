@@ -29,6 +29,9 @@ void buildSimplifyPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // Before the fusions: they match the layout ops this one leaves.
   if (enabled("mlcc-simplify-layout-ops"))
     fpm.addPass(graph::createSimplifyLayoutOps());
+  // Before mlcc-conv-to-stencil, which takes the conv's pads as offsets.
+  if (enabled("mlcc-fold-pad"))
+    fpm.addPass(graph::createFoldPad());
   // Before the epilogue fusions, which take graph.gelu as an activation.
   if (enabled("mlcc-fuse-layer-norm"))
     fpm.addPass(graph::createFuseLayerNorm());
@@ -67,7 +70,7 @@ void registerPassesAndPipelines() {
       "Shape inference, constant folding, CSE, transpose/reshape "
       "cancelling and sinking, LayerNorm and GELU "
       "recognition, embedding + layer norm, residual add + layer norm, "
-      "conv/gemm/matmul + batch-norm "
+      "zero pads into convs and average pools, conv/gemm/matmul + batch-norm "
       "folding, conv and fc epilogue fusion, attention fusion and dead-code "
       "elimination",
       [](OpPassManager &pm) { buildSimplifyPipeline(pm, PipelineOptions()); });

@@ -163,8 +163,10 @@ TargetLowering selectConvTranspose(Operation *op, OpLoweringContext &ctx,
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(weight), ys = shapeOf(y);
   const int64_t group = intAttr(op, "group", 1);
   if ((xs.size() != 3 && xs.size() != 4) || ws.size() != xs.size() ||
-      ys.size() != xs.size() || group < 1 || xs[1] != ws[0] ||
-      xs[1] % group != 0 || ys[1] != ws[1] * group ||
+      ys.size() != xs.size() || xs[0] < 0 ||
+      llvm::any_of(xs.drop_front(), [](int64_t d) { return d < 1; }) ||
+      group < 1 || xs[1] != ws[0] || xs[1] % group != 0 ||
+      ys[1] != ws[1] * group ||
       (hasBias && shapeOf(bias) != ArrayRef<int64_t>{ys[1]}))
     return TargetLowering::Declined;
   TransposedWindow win;

@@ -180,6 +180,18 @@ def SimplifyLayoutOps : Pass<"mlcc-simplify-layout-ops",
   }];
 }
 
+def FoldPad : Pass<"mlcc-fold-pad", "mlir::func::FuncOp"> {
+  let summary = "Folds a zero Pad into the conv or average pool after it";
+  let description = [{
+    A Pad of zeros on the spatial dims (constant mode, value 0, constant
+    pads >= 0, none on N and C) whose users all read it as the input of a
+    conv or an average pool with explicit pads (auto_pad NOTSET or VALID)
+    goes: each user reads the Pad's input with its pads made larger by the
+    Pad's, and an average pool counts them (count_include_pad = 1). A pool
+    needs ceil_mode 0, and count_include_pad = 1 or no pads of its own.
+  }];
+}
+
 def ConvToStencil : Pass<"mlcc-conv-to-stencil", "mlir::func::FuncOp"> {
   let summary = "Single-channel convolutions become graph.stencil";
   let description = [{
