@@ -10,7 +10,8 @@
 // larger. Before an average pool it is the pool's pads with
 // count_include_pad = 1: the zeros count, as they did when they were data.
 // Then the users read the Pad's input and the Pad goes. The results are
-// the same sums over the same values.
+// the same sums over the same values. A Pad of zero pads (torch's export of
+// AvgPool2d(2, 2) has one, DenseNet's transitions) is its input.
 //
 // Fires when the Pad is constant mode with value 0 (or none), constant pads
 // >= 0 and none on N and C, and every user reads it as its input (X) and
@@ -91,7 +92,20 @@ SmallVector<int64_t> ownPads(Operation *op, size_t count) {
   return pads;
 }
 
+/// A Pad that adds nothing: all its pads constant zeros.
+bool padsNothing(PadOp pad) {
+  ref::Tensor pads;
+  return pad.getData().getType() == pad.getOutput().getType() &&
+         constantTensor(pad.getPads(), pads) &&
+         llvm::all_of(pads.toInt64Vector(), [](int64_t p) { return p == 0; });
+}
+
 bool fold(PadOp pad) {
+  if (padsNothing(pad)) {
+    pad.getOutput().replaceAllUsesWith(pad.getData());
+    pad->erase();
+    return true;
+  }
   SmallVector<int64_t> added = spatialZeroPads(pad);
   Value padded = pad.getOutput();
   if (added.empty() || padded.use_empty())

@@ -189,6 +189,7 @@ def FoldPad : Pass<"mlcc-fold-pad", "mlir::func::FuncOp"> {
     goes: each user reads the Pad's input with its pads made larger by the
     Pad's, and an average pool counts them (count_include_pad = 1). A pool
     needs ceil_mode 0, and count_include_pad = 1 or no pads of its own.
+    A Pad whose pads are all 0 is replaced by its input.
   }];
 }
 

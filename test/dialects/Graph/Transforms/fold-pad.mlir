@@ -33,6 +33,23 @@ func.func @pad_two_convs(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) -> (t
 
 // -----
 
+// Zero pads (torch's AvgPool2d(2, 2) as exported): the Pad is its input,
+// whatever reads it.
+// CHECK-LABEL: func @pads_nothing
+// CHECK-SAME: (%[[X:.+]]: tensor<1x4x8x8xf32>)
+// CHECK-NOT: graph.pad
+// CHECK: graph.average_pool %[[X]] {ceil_mode = 0 : i64, kernel_shape = [2, 2], pads = [0, 0, 0, 0], strides = [2, 2]}
+// CHECK: return %{{.+}}, %[[X]]
+func.func @pads_nothing(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) {
+  %p = graph.constant dense<0> : tensor<8xi64>
+  %none = graph.none
+  %xp = graph.pad %x, %p, %none {mode = "reflect"} : (tensor<1x4x8x8xf32>, tensor<8xi64>, none) -> tensor<1x4x8x8xf32>
+  %y = graph.average_pool %xp {ceil_mode = 0 : i64, kernel_shape = [2, 2], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+  return %y, %xp : tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>
+}
+
+// -----
+
 // Must not fold: a non-zero value, a pad of the channels, reflect mode, a
 // max pool, a pool with ceil_mode, a pool with its own pads that do not
 // count, negative pads (a crop), a Pad also read by another op.
