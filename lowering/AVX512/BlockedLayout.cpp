@@ -188,4 +188,12 @@ void setBlockedResult(Value v, Value blocked, OpLoweringContext &ctx,
   });
 }
 
+void setBlockedResultOrFused(Value v, Operation *activation, Value blocked,
+                             OpLoweringContext &ctx, SelectionState &state) {
+  if (activation)
+    state.fused[activation] = blocked;
+  else
+    setBlockedResult(v, blocked, ctx, state);
+}
+
 } // namespace mlcc::avx512

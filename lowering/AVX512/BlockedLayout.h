@@ -49,6 +49,13 @@ mlir::Value allocateBlocked(mlir::Value v, OpLoweringContext &ctx,
 void setBlockedResult(mlir::Value v, mlir::Value blocked,
                       OpLoweringContext &ctx, SelectionState &state);
 
+/// As setBlockedResult for v, or, when the kernel applied v's only user
+/// `activation` in its epilogue (null: none), records `blocked` as that
+/// activation's result in state.fused.
+void setBlockedResultOrFused(mlir::Value v, mlir::Operation *activation,
+                             mlir::Value blocked, OpLoweringContext &ctx,
+                             SelectionState &state);
+
 } // namespace mlcc::avx512
 
 #endif // MLCC_LOWERING_AVX512_BLOCKEDLAYOUT_H

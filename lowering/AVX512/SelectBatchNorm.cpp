@@ -7,6 +7,11 @@
 // before it and the conv after it stay blocked. Without that the plain
 // layout was made for it and the conv after it converted back.
 //
+// A squeeze-and-excitation scale (x * s, s [1, C, 1, 1] computed at run
+// time) is the same kernel with the scale read from s's buffer and no
+// shift (selectChannelScale). Both split big inputs over the threads by
+// chunks of channel blocks.
+//
 //===----------------------------------------------------------------------===//
 
 #include "BlockedLayout.h"
@@ -85,10 +90,7 @@ TargetLowering emitChannelAffine(Operation *op, OpLoweringContext &ctx,
                            {perChunk * planeBytes, perChunk * kConvBlock * 4,
                             perChunk * kConvBlock * 4, perChunk * planeBytes});
   }
-  if (activation)
-    state.fused[activation] = out;
-  else
-    setBlockedResult(y, out, ctx, state);
+  setBlockedResultOrFused(y, activation, out, ctx, state);
   return TargetLowering::Lowered;
 }
 

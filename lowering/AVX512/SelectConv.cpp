@@ -397,10 +397,7 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
           hasBias ? ctx.address(ctx.buffer(bias)) : none, ctx.address(yBlocked),
           residual ? ctx.address(blockedOperand(residual, ctx, state)) : none)))
     return TargetLowering::Failed;
-  if (activation)
-    state.fused[activation] = yBlocked;
-  else
-    setBlockedResult(y, yBlocked, ctx, state);
+  setBlockedResultOrFused(y, activation, yBlocked, ctx, state);
   return TargetLowering::Lowered;
 }
 

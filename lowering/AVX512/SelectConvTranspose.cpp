@@ -232,10 +232,7 @@ TargetLowering selectConvTranspose(Operation *op, OpLoweringContext &ctx,
     if (failed(emitConvCalls(op, ctx, phase.spec, phase.weights, src,
                              biasAddress, dst, none)))
       return TargetLowering::Failed;
-  if (activation)
-    state.fused[activation] = yBlocked;
-  else
-    setBlockedResult(y, yBlocked, ctx, state);
+  setBlockedResultOrFused(y, activation, yBlocked, ctx, state);
   return TargetLowering::Lowered;
 }
 

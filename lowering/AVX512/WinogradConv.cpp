@@ -195,10 +195,7 @@ TargetLowering lowerWinogradConv(Operation *op, OpLoweringContext &ctx,
       {kConvBlock * 4, yPlane, spec.bias ? kConvBlock * 4 : 0,
        residual ? yPlane : 0},
       outBlocks);
-  if (activation)
-    state.fused[activation] = yBlocked;
-  else
-    setBlockedResult(y, yBlocked, ctx, state);
+  setBlockedResultOrFused(y, activation, yBlocked, ctx, state);
   return TargetLowering::Lowered;
 }
 
