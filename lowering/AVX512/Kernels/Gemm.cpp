@@ -13,6 +13,11 @@
 // smaller block of its size; a run-time N does the same with the column
 // blocks, and a run-time K loop counts args->k.
 //
+// A long K is split into passes over C (as BLIS's kc): each pass reads a
+// K-slice of A and B, so that a column block's slice of B stays in L2 while
+// the row blocks reuse it. The first pass starts its accumulators at zero,
+// the others load them from C; only the last applies the epilogue.
+//
 // Register plan (rbx and r12 are saved, the rest is caller-saved):
 //   rdi  args          r8  B column block     r9  C column block
 //   r10  bias block    rsi A row block        rdx C row block
@@ -20,6 +25,9 @@
 //   rbx  row counter   r12 column counter
 //   r13  residual - C, in bytes (with a residual): R's element is at the
 //        same offset from r13 + C's address
+//   r14  prefetch offset: from B at k to the line of the next column block
+//        that this row block prefetches (see startPrefetch)
+//   r15  bytes of A from row start to the pass's first k (several passes)
 //   k1   mask of the last N vector             k2  epilogue scratch mask
 //   zmm  accumulators from 0, then V B vectors and two A broadcasts; after
 //        the K loop the registers above the accumulators are the bias and
@@ -46,8 +54,22 @@ constexpr int kMaxBlockVectors = 8;
 /// k steps per iteration of the K loop: amortises the pointer updates and
 /// the branch.
 constexpr int64_t kUnrollK = 4;
+/// The largest slice of a column block of B (its panels over one pass's K)
+/// whose row blocks prefetch the next one.
+constexpr int64_t kPrefetchSliceBytes = 256 * 1024;
 /// Byte offsets are 32-bit displacements and immediates.
 constexpr int64_t kMaxBytes = int64_t(1) << 31;
+
+/// K steps per pass over C when the spec leaves it open: one pass up to
+/// 1024, else equal passes of at most 768 (a 4-vector column block's slice
+/// of B is then 192 KiB, half of a 1 MiB L2 with the next block's
+/// prefetch), in whole cache lines of A.
+int64_t defaultPassSteps(int64_t k) {
+  if (k <= 1024)
+    return k;
+  int64_t passes = (k + 767) / 768;
+  return std::min(k, ((k + passes - 1) / passes + 15) / 16 * 16);
+}
 
 /// Registers a block of `rows` x `vectors` needs inside the K loop.
 int blockRegisters(int rows, int vectors) {
@@ -71,6 +93,8 @@ Status validate(const GemmSpec &spec, int64_t lda, int64_t ldc) {
   MLCC_CHECK(panels == 0 || spec.k <= maxFloats / (panels * kGemmPanel), name,
              ": packed B of ", spec.k, " x ", spec.n,
              " is too large (2 GiB at most)");
+  MLCC_CHECK(spec.kBlock >= 0, name, ": K block ", spec.kBlock,
+             " must not be negative");
   MLCC_CHECK(spec.blockRows >= 0 && spec.blockRows <= kMaxBlockRows, name,
              ": block rows ", spec.blockRows, " is not in [0, ", kMaxBlockRows,
              "]");
@@ -106,6 +130,15 @@ private:
   const int64_t lda_, ldc_;
   const int rows_, vectors_;
   EltwiseInjector injector_;
+  /// Panels of the next column block of B each row block prefetches (0:
+  /// none).
+  int prefetchPanels_ = 0;
+  /// K steps of every pass but the last, and the number of passes.
+  int64_t passK_ = 0, passes_ = 1;
+  /// The pass being generated: its K steps, and whether it is the first
+  /// (accumulators from zero) and the last (epilogue).
+  int64_t stepsK_ = 0;
+  bool firstPass_ = true, lastPass_ = true;
 
   const Xbyak::Reg64 regArgs_ = rdi;
   const Xbyak::Reg64 regBCol_ = r8;
@@ -119,11 +152,16 @@ private:
   const Xbyak::Reg64 regRowIter_ = rbx;
   const Xbyak::Reg64 regColIter_ = r12;
   const Xbyak::Reg64 regResidualDelta_ = r13;
+  const Xbyak::Reg64 regPrefetch_ = r14;
+  const Xbyak::Reg64 regPassA_ = r15;
   const Xbyak::Opmask kTail_ = k1;
 
   /// `count` column blocks of `vectors` vectors; `masked`: the last vector
   /// of the (single) block is the N tail.
-  void columnBlocks(int64_t count, int vectors, bool masked);
+  /// One pass of `steps` K steps over all of C.
+  void pass(int64_t steps, bool first, bool last);
+  /// `last`: these blocks end C (nothing after them to prefetch).
+  void columnBlocks(int64_t count, int vectors, bool masked, bool last);
   void rowBlocks(int vectors, bool masked);
   void runTimeRowBlocks(int vectors, bool masked);
   void runTimeColumnBlocks();
@@ -132,8 +170,13 @@ private:
   void kStep(int rows, int vectors, int64_t u);
   void epilogue(int rows, int vectors, bool masked);
   void storeBlock(int rows, int vectors, bool masked);
+  void loadBlock(int rows, int vectors, bool masked);
   /// The K loop of a run-time K (the accumulators zeroed before it).
   void runTimeKLoop(int rows, int vectors);
+  /// Points r14 at the first panel of the next column block (of `vectors`
+  /// panels, like this one); each row block then moves it to the next panel.
+  void startPrefetch(int vectors);
+  void nextPrefetchPanel(int vectors);
 
   static Xbyak::Zmm acc(int i, int j, int vectors) {
     return Xbyak::Zmm(i * vectors + j);
@@ -153,6 +196,34 @@ void GemmKernel::kStep(int rows, int vectors, int64_t u) {
     for (int j = 0; j < vectors; ++j)
       vfmadd231ps(acc(i, j, vectors), Xbyak::Zmm(free + j), a);
   }
+  for (int p = 0; p < prefetchPanels_; ++p)
+    prefetcht1(ptr[regBK_ + regPrefetch_ +
+                   static_cast<int>((p * spec_.k + u) * kZmmBytes)]);
+}
+
+// B of a GEMM is a weight, usually read from memory on the first row block
+// of each column block: that row block alone would stream the column block
+// at its FMA rate, more than one core's share of memory bandwidth (BERT's
+// fcs measured 10-15% slower with B not cached). Instead every row block
+// prefetches panels of the next column block, a line of each per k step,
+// so the next block arrives over the whole of this one: one panel per row
+// block, or as many as it takes to cover the block with few row blocks.
+// Panels rotate with the row blocks; row blocks past the block's width
+// fetch lines already cached. Only kernels of several column blocks
+// prefetch: a chunk of one block has nothing of its own to fetch ahead.
+void GemmKernel::startPrefetch(int vectors) {
+  if (prefetchPanels_)
+    mov(regPrefetch_, vectors * spec_.k * kZmmBytes);
+}
+
+void GemmKernel::nextPrefetchPanel(int vectors) {
+  if (!prefetchPanels_)
+    return;
+  const int64_t blockBytes = vectors * spec_.k * kZmmBytes;
+  add(regPrefetch_, static_cast<int>(prefetchPanels_ * spec_.k * kZmmBytes));
+  lea(rax, ptr[regPrefetch_ - static_cast<int>(blockBytes)]);
+  cmp(regPrefetch_, static_cast<int>(2 * blockBytes));
+  cmovge(regPrefetch_, rax);
 }
 
 void GemmKernel::epilogue(int rows, int vectors, bool masked) {
@@ -184,20 +255,23 @@ void GemmKernel::epilogue(int rows, int vectors, bool masked) {
 }
 
 void GemmKernel::microkernel(int rows, int vectors, bool masked) {
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < vectors; ++j) {
-      Xbyak::Zmm z = acc(i, j, vectors);
-      vpxord(z, z, z); // vxorps on zmm would need AVX-512DQ
-    }
+  if (!firstPass_)
+    loadBlock(rows, vectors, masked);
+  else
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < vectors; ++j) {
+        Xbyak::Zmm z = acc(i, j, vectors);
+        vpxord(z, z, z); // vxorps on zmm would need AVX-512DQ
+      }
   if (spec_.runTimeK) {
     runTimeKLoop(rows, vectors);
     epilogue(rows, vectors, masked);
     storeBlock(rows, vectors, masked);
     return;
   }
-  const int64_t iters = spec_.k / kUnrollK;
-  const int64_t rest = spec_.k % kUnrollK;
-  if (spec_.k > 0) {
+  const int64_t iters = stepsK_ / kUnrollK;
+  const int64_t rest = stepsK_ % kUnrollK;
+  if (stepsK_ > 0) {
     mov(regAK_, regARow_);
     mov(regBK_, regBCol_);
   }
@@ -222,8 +296,22 @@ void GemmKernel::microkernel(int rows, int vectors, bool masked) {
   for (int64_t u = 0; u < rest; ++u)
     kStep(rows, vectors, u);
 
-  epilogue(rows, vectors, masked);
+  if (lastPass_)
+    epilogue(rows, vectors, masked);
   storeBlock(rows, vectors, masked);
+  nextPrefetchPanel(vectors);
+}
+
+void GemmKernel::loadBlock(int rows, int vectors, bool masked) {
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < vectors; ++j) {
+      Xbyak::Address c =
+          ptr[regCRow_ + static_cast<int>(i * ldc_ * 4 + j * kZmmBytes)];
+      if (masked && j == vectors - 1)
+        vmovups(acc(i, j, vectors) | kTail_ | T_z, c);
+      else
+        vmovups(acc(i, j, vectors), c);
+    }
 }
 
 void GemmKernel::storeBlock(int rows, int vectors, bool masked) {
@@ -284,6 +372,8 @@ void GemmKernel::runTimeRowBlocks(int vectors, bool masked) {
 
 void GemmKernel::rowBlocks(int vectors, bool masked) {
   mov(regARow_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, a))]);
+  if (passes_ > 1)
+    add(regARow_, regPassA_);
   mov(regCRow_, regCCol_);
   if (spec_.runTimeM) {
     runTimeRowBlocks(vectors, masked);
@@ -311,13 +401,26 @@ void GemmKernel::rowBlocks(int vectors, bool masked) {
     microkernel(tail, vectors, masked);
 }
 
-void GemmKernel::columnBlocks(int64_t count, int vectors, bool masked) {
+void GemmKernel::columnBlocks(int64_t count, int vectors, bool masked,
+                              bool last) {
   if (count == 0)
     return;
   Xbyak::Label loop;
   if (count > 1) {
     mov(regColIter_, count);
     L(loop);
+  }
+  startPrefetch(vectors);
+  // The last block of C prefetches its own lines (cached hits) rather than
+  // memory past B: in a chunk of the columns, that is another thread's.
+  if (prefetchPanels_ && last) {
+    xor_(eax, eax);
+    if (count > 1) {
+      cmp(regColIter_, 1);
+      cmove(regPrefetch_, rax);
+    } else {
+      mov(regPrefetch_, rax);
+    }
   }
   rowBlocks(vectors, masked);
   // Advancing past the last block too keeps the code simple; the pointers
@@ -354,6 +457,7 @@ void GemmKernel::runTimeColumnBlocks() {
   L(loop);
   cmp(regColIter_, vectors_);
   jle(tails, T_NEAR);
+  startPrefetch(vectors_);
   rowBlocks(vectors_, /*masked=*/false);
   add(regBCol_, static_cast<int>(vectors_ * spec_.k * kZmmBytes));
   add(regCCol_, vectors_ * kZmmBytes);
@@ -366,6 +470,8 @@ void GemmKernel::runTimeColumnBlocks() {
     Xbyak::Label next;
     cmp(regColIter_, tail);
     jne(next, T_NEAR);
+    if (prefetchPanels_) // the last block of C, as in columnBlocks
+      xor_(regPrefetch_, regPrefetch_);
     rowBlocks(tail, /*masked=*/true);
     jmp(done, T_NEAR);
     L(next);
@@ -373,49 +479,101 @@ void GemmKernel::runTimeColumnBlocks() {
   L(done);
 }
 
-void GemmKernel::generate() {
-  if (spec_.residual)
-    preamble({rbx, r12, r13});
-  else
-    preamble({rbx, r12});
-  if (spec_.m == 0 || spec_.n == 0) {
-    postamble();
-    return;
-  }
+void GemmKernel::pass(int64_t steps, bool first, bool last) {
+  stepsK_ = steps;
+  firstPass_ = first;
+  lastPass_ = last;
   mov(regBCol_,
       ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, packed_b))]);
+  if (passes_ > 1) { // B's rows are 64 bytes where A's elements are 4
+    lea(rax, ptr[regPassA_ * 8]);
+    lea(regBCol_, ptr[regBCol_ + rax * 2]);
+  }
   mov(regCCol_, ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, c))]);
   if (spec_.bias)
     mov(regBiasCol_,
         ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, bias))]);
-  if (spec_.residual) {
-    mov(regResidualDelta_,
-        ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, residual))]);
-    sub(regResidualDelta_, regCCol_);
-  }
-
   if (spec_.runTimeN) {
     runTimeColumnBlocks();
-    postamble();
     return;
-  }
-  const int64_t nVectors = (spec_.n + kF32Lanes - 1) / kF32Lanes;
-  const int rem = static_cast<int>(spec_.n % kF32Lanes);
-  if (rem) {
-    mov(eax, (1u << rem) - 1);
-    kmovw(kTail_, eax);
   }
   // The masked vector ends the last block: a block of its own kind, whole
   // or short.
+  const int64_t nVectors = (spec_.n + kF32Lanes - 1) / kF32Lanes;
+  const bool masked = spec_.n % kF32Lanes != 0;
   int64_t fullBlocks = nVectors / vectors_;
   int tailVectors = static_cast<int>(nVectors % vectors_);
-  if (rem && tailVectors == 0) {
+  if (masked && tailVectors == 0) {
     --fullBlocks;
     tailVectors = vectors_;
   }
-  columnBlocks(fullBlocks, vectors_, /*masked=*/false);
+  columnBlocks(fullBlocks, vectors_, /*masked=*/false,
+               /*last=*/tailVectors == 0);
   if (tailVectors)
-    columnBlocks(1, tailVectors, /*masked=*/rem != 0);
+    columnBlocks(1, tailVectors, masked, /*last=*/true);
+}
+
+void GemmKernel::generate() {
+  // Passes pay when the row blocks reuse the slices of B and prefetch all
+  // of the next one; with fewer, B is read about once anyway (measured
+  // slower in passes).
+  const int64_t rowBlocks = (spec_.m + rows_ - 1) / rows_;
+  passK_ = spec_.k;
+  if (!spec_.runTimeK && spec_.k > 0) {
+    passK_ = spec_.kBlock            ? std::min(spec_.kBlock, spec_.k)
+             : rowBlocks >= vectors_ ? defaultPassSteps(spec_.k)
+                                     : spec_.k;
+    passes_ = (spec_.k + passK_ - 1) / passK_;
+  }
+  // Prefetching pays when several row blocks share a column block whose
+  // slice leaves L2 room for the next one's (a 1 MiB L2 on Zen 4 and 5).
+  const int64_t sliceBytes = vectors_ * passK_ * kZmmBytes;
+  if (!spec_.runTimeK && rowBlocks > 1 && spec_.n > vectors_ * kF32Lanes &&
+      sliceBytes <= kPrefetchSliceBytes &&
+      2 * vectors_ * spec_.k * kZmmBytes < kMaxBytes)
+    prefetchPanels_ = static_cast<int>((vectors_ + rowBlocks - 1) / rowBlocks);
+  std::vector<Xbyak::Reg64> saved{rbx, r12};
+  if (spec_.residual)
+    saved.push_back(regResidualDelta_);
+  if (prefetchPanels_)
+    saved.push_back(regPrefetch_);
+  if (passes_ > 1)
+    saved.push_back(regPassA_);
+  preamble(saved);
+  if (spec_.m == 0 || spec_.n == 0) {
+    postamble();
+    return;
+  }
+  if (spec_.residual) {
+    mov(regResidualDelta_,
+        ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, residual))]);
+    sub(regResidualDelta_,
+        ptr[regArgs_ + static_cast<int>(offsetof(mlcc_gemm_args, c))]);
+  }
+  if (const int rem = static_cast<int>(spec_.n % kF32Lanes);
+      rem && !spec_.runTimeN) {
+    mov(eax, (1u << rem) - 1);
+    kmovw(kTail_, eax);
+  }
+  if (passes_ == 1) {
+    pass(spec_.k, /*first=*/true, /*last=*/true);
+    postamble();
+    return;
+  }
+  // r15 is the first k of the pass, in bytes of A: the passes between the
+  // first and the last share one body.
+  xor_(regPassA_, regPassA_);
+  pass(passK_, /*first=*/true, /*last=*/false);
+  if (passes_ > 2) {
+    Xbyak::Label loop;
+    L(loop);
+    add(regPassA_, static_cast<int>(passK_ * 4));
+    pass(passK_, /*first=*/false, /*last=*/false);
+    cmp(regPassA_, static_cast<int>((passes_ - 2) * passK_ * 4));
+    jl(loop, T_NEAR);
+  }
+  mov(regPassA_, static_cast<int>((passes_ - 1) * passK_ * 4));
+  pass(spec_.k - (passes_ - 1) * passK_, /*first=*/false, /*last=*/true);
   postamble();
 }
 

@@ -76,6 +76,10 @@ struct GemmSpec {
   /// M of 3 to 5; M x 8 for M <= 2. Tests set them to reach each tail path.
   int blockRows = 0;
   int blockVectors = 0;
+  /// K steps per pass over C (a long K is summed in several passes, each
+  /// over a slice of K whose B stays in cache; not with runTimeK). 0 picks:
+  /// one pass up to K = 1024, else equal passes of at most 768 steps.
+  int64_t kBlock = 0;
 };
 
 /// Generates the kernel's machine code into `code` (plain bytes, position

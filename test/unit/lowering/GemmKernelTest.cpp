@@ -110,6 +110,8 @@ struct Case {
   /// >= 0: likewise a run-time K of at most `k`, or N of at most `n`.
   int64_t callK = -1;
   int64_t callN = -1;
+  /// K steps per pass over C (GemmSpec::kBlock).
+  int64_t kBlock = 0;
 };
 
 /// Generates, runs and compares one case.
@@ -119,7 +121,7 @@ void check(const Case &c, size_t offset = 0) {
             << " lda=" << c.lda << " ldc=" << c.ldc << " block=" << c.blockRows
             << "x" << c.blockVectors << " residual=" << c.residual
             << " callRows=" << c.callRows << " callK=" << c.callK
-            << " callN=" << c.callN);
+            << " callN=" << c.callN << " kBlock=" << c.kBlock);
   GemmSpec spec;
   spec.m = c.m;
   spec.n = c.n;
@@ -133,6 +135,7 @@ void check(const Case &c, size_t offset = 0) {
   spec.runTimeM = c.callRows >= 0;
   spec.runTimeK = c.callK >= 0;
   spec.runTimeN = c.callN >= 0;
+  spec.kBlock = c.kBlock;
   // The columns the kernel writes.
   const int64_t cols =
       spec.runTimeN ? std::clamp<int64_t>(c.callN, 0, c.n) : c.n;
@@ -309,6 +312,36 @@ TEST_CASE("gemm: a run-time M computes the rows of each call",
              rows});
 }
 
+TEST_CASE("gemm: K summed in passes over C", "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  // One pass (a block at least K), two (first and last), and several (the
+  // loop over the middle passes), with a short last pass; every epilogue
+  // path, so that only the last pass applies it; N tails (the masked
+  // vector loaded back from C), and run-time M and N.
+  for (int64_t kBlock : {1, 4, 5, 60, 64})
+    for (int64_t m : {1, 7, 13})
+      for (int64_t n : {17, 100}) {
+        Case plain{m, n, 64};
+        plain.kBlock = kBlock;
+        check(plain);
+        Case fc{m, n, 63, true, Act::Gelu, false, /*lda=*/70, /*ldc=*/129};
+        fc.residual = true;
+        fc.kBlock = kBlock;
+        check(fc);
+        Case rows{m, n, 64, true, Act::Relu};
+        rows.callRows = m - 1;
+        rows.kBlock = kBlock;
+        check(rows);
+        Case cols{m, n, 64, true, Act::Sigmoid};
+        cols.callN = n - 2;
+        cols.kBlock = kBlock;
+        check(cols);
+      }
+  // The default splits a long K only with enough row blocks to reuse B.
+  for (int64_t m : {2, 30})
+    check({m, 40, 1500, true, Act::Relu});
+}
+
 TEST_CASE("gemm: a run-time K sums the products of each call",
           "[lowering][avx512][gemm]") {
   MLCC_REQUIRE_AVX512F();
@@ -427,6 +460,12 @@ TEST_CASE("gemm: kernels keep the callee-saved registers",
   REQUIRE(runTimeM.ok());
   args.m = 11;
   CHECK(checker.run(&args, runTimeM.address()) == 0);
+
+  // K in passes keeps the pass's start in r15.
+  spec.kBlock = 4;
+  ExecutableBuffer passes(generate(spec));
+  REQUIRE(passes.ok());
+  CHECK(checker.run(&args, passes.address()) == 0);
 }
 
 TEST_CASE("gemm: packB layout", "[lowering][avx512][gemm]") {
@@ -472,6 +511,9 @@ TEST_CASE("gemm: bad specs are errors", "[lowering][avx512][gemm]") {
   s = ok;
   s.k = -2;
   fails(s, "negative");
+  s = ok;
+  s.kBlock = -1;
+  fails(s, "K block");
   s = ok;
   s.lda = 7;
   fails(s, "lda");
