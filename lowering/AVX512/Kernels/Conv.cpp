@@ -70,6 +70,10 @@ namespace {
 
 constexpr int kNumZmm = 32;
 constexpr int kMaxBlockWidth = 28;
+/// The most pixel blocks per group of output channels, and weight bytes per
+/// group, for which the blocks prefetch the next group's weights.
+constexpr int64_t kPrefetchBlocks = 32;
+constexpr int64_t kPrefetchGroupBytes = 256 * 1024;
 /// Byte offsets are 32-bit displacements and immediates.
 constexpr int64_t kMaxBytes = int64_t(1) << 31;
 constexpr int kBlockBytes = kConvBlock * 4;            // one pixel, 16 ch
@@ -244,6 +248,8 @@ private:
   const int64_t od_, oh_, ow_;
   const int nb_, width_;
   EltwiseInjector injector_;
+  /// Whether each weight load also prefetches the next group's line.
+  bool prefetchNextGroup_ = false;
 
   const Xbyak::Reg64 regArgs_ = rdi;
   const Xbyak::Reg64 regSrcImage_ = r8;
@@ -373,6 +379,11 @@ void ConvKernel::taps(int ics, int nb, const PixelBlock &b) {
             Xbyak::Zmm(wBase + j),
             ptr[regWKh_ + static_cast<int>((x * kConvBlock + ic) * kBlockBytes +
                                            j * wOutBlockBytes())]);
+      if (prefetchNextGroup_)
+        for (int j = 0; j < nb; ++j)
+          prefetcht1(ptr[regWKh_ +
+                         static_cast<int>((x * kConvBlock + ic) * kBlockBytes +
+                                          (nb + j) * wOutBlockBytes())]);
       for (int i = 0; i < width; ++i) {
         if (!b.valid[i * kw() + x])
           continue;
@@ -631,6 +642,15 @@ void ConvKernel::groups(int64_t count, int nb, bool masked) {
 }
 
 void ConvKernel::generate() {
+  // A group's weights come from memory on its first pixel block; when a
+  // group has few pixel blocks (ResNet-50's 7x7 layers), that block alone
+  // would stream them at the FMA rate. Every block then prefetches the next
+  // group's weights as it reads its own, so they arrive over the whole of
+  // this group; the blocks after the first find them cached. Groups whose
+  // weights leave no room in L2 for the next one's do not prefetch.
+  const int64_t blocksPerGroup = od_ * oh_ * ((ow_ + width_ - 1) / width_);
+  prefetchNextGroup_ = !depthwise() && blocksPerGroup <= kPrefetchBlocks &&
+                       nb_ * wOutBlockBytes() <= kPrefetchGroupBytes;
   preamble({rbx, rbp, r12, r13, r14, r15});
   if (spec_.n == 0) {
     postamble();
