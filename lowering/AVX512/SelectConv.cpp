@@ -25,6 +25,7 @@
 #include "BlockedLayout.h"
 #include "ChunkedKernelCalls.h"
 #include "Conv.h"
+#include "ConvChannelPasses.h"
 #include "ConvRowBands.h"
 #include "KernelABI.h"
 #include "SelectionUtils.h"
@@ -95,10 +96,6 @@ bool planConv(Operation *op, ConvSpec &spec) {
   spec.group = intAttr(op, "group", 1);
   return spec.group >= 1 && spec.c % spec.group == 0 &&
          w[1] == spec.c / spec.group && directConvGroupSupported(spec);
-}
-
-bool isDepthwiseSpec(const ConvSpec &spec) {
-  return spec.group > 1 && spec.group == spec.c && spec.oc == spec.c;
 }
 
 /// A grouped conv: images x chunks of groups (groupedConvChunk) over the
@@ -282,7 +279,7 @@ bool fusedActivationOf(Operation *op, std::vector<EltwiseOp> &ops) {
 }
 
 bool directConvGroupSupported(const ConvSpec &spec) {
-  if (spec.group == 1 || isDepthwiseSpec(spec))
+  if (spec.group == 1 || isDepthwiseConv(spec))
     return true;
   // A 3-D conv is not grouped: its depth has no place in the chunks.
   return spec.d == 1 && spec.depthKernel == 1 && spec.depthPads[0] == 0 &&
@@ -294,7 +291,9 @@ bool directConvGroupSupported(const ConvSpec &spec) {
 LogicalResult emitConvCalls(Operation *op, OpLoweringContext &ctx,
                             const ConvSpec &spec, ArrayRef<float> w, Value src,
                             Value bias, Value dst, Value residual) {
-  const bool grouped = spec.group != 1 && !isDepthwiseSpec(spec);
+  if (convChannelPassBlocks(spec))
+    return emitConvChannelPasses(op, ctx, spec, w, src, bias, dst, residual);
+  const bool grouped = spec.group != 1 && !isDepthwiseConv(spec);
   const int64_t groupsPerChunk =
       grouped
           ? groupedConvChunk(spec.c, spec.oc, spec.group, kMaxGroupsPerChunk)

@@ -95,10 +95,6 @@ int loopRegisters(int width, int nb) {
   return width * nb + nb + (nb == 2 ? 2 : 0);
 }
 
-bool isDepthwise(const ConvSpec &spec) {
-  return spec.group > 1 && spec.group == spec.c && spec.oc == spec.c;
-}
-
 int64_t outDim(int64_t in, int64_t padBegin, int64_t padEnd, int64_t k,
                int64_t stride, int64_t dilation) {
   int64_t span = (k - 1) * dilation + 1;
@@ -112,7 +108,8 @@ Status validate(const ConvSpec &spec) {
   MLCC_CHECK(spec.c >= 1 && spec.h >= 1 && spec.w >= 1 && spec.oc >= 1, name,
              ": conv sizes C=", spec.c, " H=", spec.h, " W=", spec.w,
              " OC=", spec.oc, " must be positive");
-  MLCC_CHECK(spec.group == 1 || isDepthwise(spec), name, ": group ", spec.group,
+  MLCC_CHECK(spec.group == 1 || isDepthwiseConv(spec), name, ": group ",
+             spec.group,
              " is not supported (only 1, or depthwise: group == "
              "C == OC)");
   MLCC_CHECK(!spec.plainInput || spec.group == 1, name,
@@ -163,9 +160,8 @@ Status validate(const ConvSpec &spec) {
                        spec.kernel[1] * spec.dilations[1],
                    kConvBlock}),
              name, ": input is too large (2 GiB at most)");
-  MLCC_CHECK(fits({ocb, isDepthwise(spec) ? 1 : cb, spec.depthKernel,
-                   spec.kernel[0],
-                   spec.kernel[1], kConvBlock, kConvBlock}),
+  MLCC_CHECK(fits({ocb, isDepthwiseConv(spec) ? 1 : cb, spec.depthKernel,
+                   spec.kernel[0], spec.kernel[1], kConvBlock, kConvBlock}),
              name, ": packed weights are too large (2 GiB at most)");
   int64_t oh = 0, ow = 0;
   MLCC_RETURN_IF_ERROR(convOutputSize(spec, oh, ow));
@@ -301,7 +297,7 @@ private:
     return spec_.dstStrides[0] * dstWidth() * kBlockBytes;
   }
   int64_t dstPlaneBytes() const { return od_ * dstDepthBytes(); }
-  bool depthwise() const { return isDepthwise(spec_); }
+  bool depthwise() const { return isDepthwiseConv(spec_); }
   /// Weight bytes of one kernel tap: 16 x 16, or 16 for depthwise.
   int64_t tapBytes() const { return depthwise() ? kBlockBytes : kTapBytes; }
   /// Of one input channel block at one depth tap.
@@ -648,8 +644,11 @@ void ConvKernel::generate() {
   // group's weights as it reads its own, so they arrive over the whole of
   // this group; the blocks after the first find them cached. Groups whose
   // weights leave no room in L2 for the next one's do not prefetch.
+  // A kernel of one group (a thread's chunk) has nothing of its own to
+  // prefetch: the next group's weights are another chunk's.
   const int64_t blocksPerGroup = od_ * oh_ * ((ow_ + width_ - 1) / width_);
-  prefetchNextGroup_ = !depthwise() && blocksPerGroup <= kPrefetchBlocks &&
+  prefetchNextGroup_ = !depthwise() && convBlocks(spec_.oc) > nb_ &&
+                       blocksPerGroup <= kPrefetchBlocks &&
                        nb_ * wOutBlockBytes() <= kPrefetchGroupBytes;
   preamble({rbx, rbp, r12, r13, r14, r15});
   if (spec_.n == 0) {
@@ -768,7 +767,7 @@ Status generateConv(const ConvSpec &spec, std::vector<uint8_t> &code) {
   // The width is spread evenly over the blocks of a row, so that the last
   // block is not a sliver.
   // Depthwise has no input channels to share a broadcast: one block.
-  const int nb = convBlocks(spec.oc) >= 2 && !isDepthwise(spec) ? 2 : 1;
+  const int nb = convGroupBlocks(spec);
   int width = spec.blockWidth;
   if (width == 0) {
     int64_t most = nb == 2 ? 14 : kMaxBlockWidth;

@@ -170,6 +170,15 @@ void packGroupedConvWeights(const float *w, int64_t oc, int64_t c, int64_t kh,
 inline int64_t convBlocks(int64_t c) {
   return (c + kConvBlock - 1) / kConvBlock;
 }
+inline bool isDepthwiseConv(const ConvSpec &spec) {
+  return spec.group > 1 && spec.group == spec.c && spec.oc == spec.c;
+}
+/// Output channel blocks the kernel keeps in registers together (a group):
+/// two, each input value it loads feeding both; one for depthwise or a
+/// single block.
+inline int convGroupBlocks(const ConvSpec &spec) {
+  return convBlocks(spec.oc) >= 2 && !isDepthwiseConv(spec) ? 2 : 1;
+}
 /// Floats packConvWeights() writes.
 inline int64_t packedConvWeightsSize(int64_t oc, int64_t c, int64_t kh,
                                      int64_t kw) {

@@ -1,0 +1,91 @@
+"""Writes conv_passes.onnx for test/tools/conv-channel-passes.test into
+argv[1], with its inputs and the outputs PyTorch computes (input_*.pb,
+output_*.pb). Seeded random weights and biases, constant in the model.
+
+Each conv's weights per group of 32 output channels exceed 256 KiB, so it
+runs in passes over slices of its input channel blocks
+(lowering/AVX512/ConvChannelPasses.cpp). One Conv per output:
+
+  a   f [1, 100, 9, 9]    5x5 p2, 100 -> 40, bias, Relu (a channel tail
+                          in the last pass, an output channel tail)
+  b   x [1, 250, 7, 7]    3x3 s2 p1, 250 -> 64            (no bias)
+  r   x                   3x3 s2 p1, 250 -> 48, bias, + z, Relu (a
+                          residual: the first pass adds z)
+  v   d [1, 80, 4, 5, 5]  3x3x3 p1, 80 -> 32, bias    (3-D: 27 taps a block)
+  w   l [1, 256, 28, 28]  3x3 s2 p1, 256 -> 64, bias, Relu (rows on threads)
+
+3x3 convs of stride 1 would run as Winograd convs, hence the strides.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+rng = np.random.default_rng(23)
+inputs = {
+    "f": rng.standard_normal((1, 100, 9, 9)).astype(np.float32),
+    "x": rng.standard_normal((1, 250, 7, 7)).astype(np.float32),
+    "z": rng.standard_normal((1, 48, 4, 4)).astype(np.float32),
+    "d": rng.standard_normal((1, 80, 4, 5, 5)).astype(np.float32),
+    "l": rng.standard_normal((1, 256, 28, 28)).astype(np.float32),
+}
+inits, nodes, outputs, expected = [], [], [], []
+
+
+def conv(name, src, m, k, s=1, pad=0, bias=False, residual=None, relu=False):
+    x = inputs[src]
+    dims = x.ndim - 2
+    w = (rng.standard_normal((m, x.shape[1]) + (k,) * dims) * 0.05).astype(
+        np.float32)
+    b = (rng.standard_normal(m) * 0.3).astype(np.float32)
+    inits.append(numpy_helper.from_array(w, name + "_w"))
+    node_inputs = [src, name + "_w"]
+    if bias:
+        inits.append(numpy_helper.from_array(b, name + "_b"))
+        node_inputs.append(name + "_b")
+    y = name + "_conv"
+    nodes.append(helper.make_node("Conv", node_inputs, [y], name=name,
+                                  kernel_shape=[k] * dims, strides=[s] * dims,
+                                  pads=[pad] * (2 * dims)))
+    fn = F.conv3d if dims == 3 else F.conv2d
+    y_ref = fn(torch.from_numpy(x), torch.from_numpy(w),
+               torch.from_numpy(b) if bias else None, stride=s,
+               padding=pad).numpy()
+    if residual:
+        nodes.append(helper.make_node("Add", [y, residual], [name + "_sum"]))
+        y = name + "_sum"
+        y_ref = y_ref + inputs[residual]
+    if relu:
+        nodes.append(helper.make_node("Relu", [y], [name + "_relu"]))
+        y = name + "_relu"
+        y_ref = np.maximum(y_ref, 0)
+    nodes.append(helper.make_node("Identity", [y], [name]))
+    outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                                 list(y_ref.shape)))
+    expected.append(np.ascontiguousarray(y_ref, dtype=np.float32))
+
+
+conv("a", "f", 40, 5, pad=2, bias=True, relu=True)
+conv("b", "x", 64, 3, s=2, pad=1)
+conv("r", "x", 48, 3, s=2, pad=1, bias=True, residual="z", relu=True)
+conv("v", "d", 32, 3, pad=1, bias=True)
+conv("w", "l", 64, 3, s=2, pad=1, bias=True, relu=True)
+
+graph = helper.make_graph(
+    nodes, "conv_passes",
+    [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(v.shape))
+     for n, v in inputs.items()],
+    outputs, inits)
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+          os.path.join(out, "conv_passes.onnx"))
+for i, (n, v) in enumerate(inputs.items()):
+    with open(os.path.join(out, f"input_{i}.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(v, n).SerializeToString())
+for i, (info, v) in enumerate(zip(outputs, expected)):
+    with open(os.path.join(out, f"output_{i}.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(v, info.name).SerializeToString())
