@@ -13,7 +13,9 @@
 // of groups, bands of output rows when it has few channel blocks
 // (ConvRowBands.cpp), else chunks of two output channel blocks. The
 // transposed conv's phases (SelectConvTranspose.cpp) are split the same way
-// (emitConvCalls).
+// (emitConvCalls). A conv with more weights per group of output channels
+// than L2 holds first runs as passes over slices of its input channels
+// (ConvChannelPasses.cpp), each split as above.
 //
 // graph.fused_conv's epilogue runs on the accumulators: bias, the residual
 // Z read in NCHW16c (usually an earlier conv's output, blocked already),

@@ -18,7 +18,8 @@
 // the row blocks reuse it. The first pass starts its accumulators at zero,
 // the others load them from C; only the last applies the epilogue.
 //
-// Register plan (rbx and r12 are saved, the rest is caller-saved):
+// Register plan (rbx, r12 and those of r13-r15 in use are saved, the rest
+// is caller-saved):
 //   rdi  args          r8  B column block     r9  C column block
 //   r10  bias block    rsi A row block        rdx C row block
 //   rax  A at k        r11 B at k             rcx k loop counter
@@ -156,11 +157,11 @@ private:
   const Xbyak::Reg64 regPassA_ = r15;
   const Xbyak::Opmask kTail_ = k1;
 
-  /// `count` column blocks of `vectors` vectors; `masked`: the last vector
-  /// of the (single) block is the N tail.
   /// One pass of `steps` K steps over all of C.
   void pass(int64_t steps, bool first, bool last);
-  /// `last`: these blocks end C (nothing after them to prefetch).
+  /// `count` column blocks of `vectors` vectors; `masked`: the last vector
+  /// of the (single) block is the N tail; `last`: these blocks end C
+  /// (nothing after them to prefetch).
   void columnBlocks(int64_t count, int vectors, bool masked, bool last);
   void rowBlocks(int vectors, bool masked);
   void runTimeRowBlocks(int vectors, bool masked);
