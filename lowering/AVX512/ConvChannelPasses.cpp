@@ -41,7 +41,10 @@ int64_t kernelTaps(const ConvSpec &spec) {
 } // namespace
 
 int64_t convChannelPassBlocks(const ConvSpec &spec) {
-  if (spec.group != 1 || spec.plainInput || spec.dstFrame[0] != 0)
+  // One image: the kernel's image stride of X follows its own channels, so a
+  // slice of a batch would step by the slice's, not the whole tensor's.
+  if (spec.n != 1 || spec.group != 1 || spec.plainInput ||
+      spec.dstFrame[0] != 0)
     return 0;
   // A group's weights for one input channel block: 16 x 16 per tap and
   // output block.

@@ -13,6 +13,7 @@ runs in passes over slices of its input channel blocks
                           residual: the first pass adds z)
   v   d [1, 80, 4, 5, 5]  3x3x3 p1, 80 -> 32, bias    (3-D: 27 taps a block)
   w   l [1, 256, 28, 28]  3x3 s2 p1, 256 -> 64, bias, Relu (rows on threads)
+  n2  m [2, 250, 7, 7]    3x3 s2 p1, 250 -> 64, bias  (a batch: one pass)
 
 3x3 convs of stride 1 would run as Winograd convs, hence the strides.
 """
@@ -33,6 +34,7 @@ inputs = {
     "z": rng.standard_normal((1, 48, 4, 4)).astype(np.float32),
     "d": rng.standard_normal((1, 80, 4, 5, 5)).astype(np.float32),
     "l": rng.standard_normal((1, 256, 28, 28)).astype(np.float32),
+    "m": rng.standard_normal((2, 250, 7, 7)).astype(np.float32),
 }
 inits, nodes, outputs, expected = [], [], [], []
 
@@ -75,6 +77,7 @@ conv("b", "x", 64, 3, s=2, pad=1)
 conv("r", "x", 48, 3, s=2, pad=1, bias=True, residual="z", relu=True)
 conv("v", "d", 32, 3, pad=1, bias=True)
 conv("w", "l", 64, 3, s=2, pad=1, bias=True, relu=True)
+conv("n2", "m", 64, 3, s=2, pad=1, bias=True)
 
 graph = helper.make_graph(
     nodes, "conv_passes",
