@@ -34,8 +34,10 @@ struct SelectionState {
   /// f32 buffers (plain or NCHW16c) already rounded to bf16, and the copy:
   /// the readers of one activation (BERT's q, k, v) round it once.
   llvm::DenseMap<mlir::Value, mlir::Value> bf16;
-  /// Activations already applied in the epilogue of their producer's
-  /// kernel: their result is the producer's (blocked) buffer.
+  /// Ops already done by their producer's kernels (an activation in its
+  /// epilogue, a depthwise conv in an expanding conv's bands): their result
+  /// is that (blocked) buffer, or none when only another such op reads it.
+  /// selectEltwise, tried first, hands it on.
   llvm::DenseMap<mlir::Operation *, mlir::Value> fused;
   /// Channel concats whose NCHW16c result some inputs' producers wrote
   /// into directly (allocateBlocked): the result's buffer, and the inputs

@@ -15,7 +15,9 @@
 // transposed conv's phases (SelectConvTranspose.cpp) are split the same way
 // (emitConvCalls). A conv with more weights per group of output channels
 // than L2 holds first runs as passes over slices of its input channels
-// (ConvChannelPasses.cpp), each split as above.
+// (ConvChannelPasses.cpp), each split as above. An expanding 1x1 conv whose
+// result only a depthwise conv reads runs with it in bands of rows
+// (ExpandDepthwiseBands.cpp).
 //
 // graph.fused_conv's epilogue runs on the accumulators: bias, the residual
 // Z read in NCHW16c (usually an earlier conv's output, blocked already),
@@ -29,6 +31,7 @@
 #include "Conv.h"
 #include "ConvChannelPasses.h"
 #include "ConvRowBands.h"
+#include "ExpandDepthwiseBands.h"
 #include "KernelABI.h"
 #include "SelectionUtils.h"
 
@@ -339,31 +342,44 @@ LogicalResult emitConvCalls(Operation *op, OpLoweringContext &ctx,
   return success();
 }
 
-TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
-                          SelectionState &state) {
+namespace {
+
+/// A conv op as the direct kernels take it: its spec (the activation after
+/// it, if its epilogue applies one, included), its weights, its residual
+/// (null: none) and that activation op (null: none).
+struct PlannedConv {
+  ConvSpec spec;
+  std::vector<float> weights;
+  Value residual;
+  Operation *activation = nullptr;
+};
+
+/// False when `op` is no f32 conv the direct kernels cover.
+bool planConvOp(Operation *op, OpLoweringContext &ctx, PlannedConv &conv) {
   StringRef name = op->getName().stripDialect();
   if (name != "conv" && name != "fused_conv")
-    return TargetLowering::Declined;
+    return false;
   Value x = op->getOperand(0), weight = op->getOperand(1),
         bias = op->getOperand(2), y = op->getResult(0);
   Value residual = name == "fused_conv" ? op->getOperand(3) : Value();
   if (residual && isa<NoneType>(residual.getType()))
     residual = Value();
   if (residual && (!isF32Tensor(residual) || shapeOf(residual) != shapeOf(y)))
-    return TargetLowering::Declined;
-  std::vector<float> w;
-  if (!isF32Tensor(x) || !isF32Tensor(y) || !constantFloats(ctx, weight, w))
-    return TargetLowering::Declined;
+    return false;
+  if (!isF32Tensor(x) || !isF32Tensor(y) ||
+      !constantFloats(ctx, weight, conv.weights))
+    return false;
   bool hasBias = !isa<NoneType>(bias.getType());
   if (hasBias && !isF32Tensor(bias))
-    return TargetLowering::Declined;
-  ConvSpec spec;
+    return false;
+  ConvSpec &spec = conv.spec;
   spec.name = nodeName(op);
   spec.bias = hasBias;
   spec.residual = static_cast<bool>(residual);
+  conv.residual = residual;
   int64_t oh, ow;
   if (!planConv(op, spec) || convOutputSize(spec, oh, ow).failed())
-    return TargetLowering::Declined;
+    return false;
   SmallVector<int64_t> expected{spec.n, spec.oc};
   if (shapeOf(x).size() == 5)
     expected.push_back(convOutputDepth(spec));
@@ -372,17 +388,75 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   expected.push_back(ow);
   if (shapeOf(y) != ArrayRef<int64_t>(expected) ||
       (name == "fused_conv" && !fusedActivationOf(op, spec.epilogue)))
-    return TargetLowering::Declined;
+    return false;
   EltwiseOp act;
-  Operation *activation = fusableActivation(y, ctx, act);
-  if (activation)
+  conv.activation = fusableActivation(y, ctx, act);
+  if (conv.activation)
     spec.epilogue.push_back(act);
+  return true;
+}
+
+/// The depthwise conv that alone reads `expand`'s result (after its
+/// activation), when the two run in bands (ExpandDepthwiseBands.cpp).
+Operation *bandedDepthwiseReader(Operation *op, const PlannedConv &expand,
+                                 OpLoweringContext &ctx, PlannedConv &dw) {
+  Value t =
+      expand.activation ? expand.activation->getResult(0) : op->getResult(0);
+  if (!t.hasOneUse())
+    return nullptr;
+  Operation *reader = *t.getUsers().begin();
+  if (reader->getOperand(0) != t || !planConvOp(reader, ctx, dw) ||
+      !expandDepthwiseApplies(expand.spec, dw.spec))
+    return nullptr;
+  return reader;
+}
+
+/// `op` and the depthwise conv `dwOp` in bands: the depthwise conv (and its
+/// activation) are then done, and their lowering only hands on the result.
+TargetLowering lowerExpandDepthwise(Operation *op, OpLoweringContext &ctx,
+                                    SelectionState &state,
+                                    const PlannedConv &expand, Operation *dwOp,
+                                    const PlannedConv &dw) {
+  Value y = dw.activation ? dw.activation->getResult(0) : dwOp->getResult(0);
+  Value yBlocked = allocateBlocked(y, ctx, state);
+  Value none = ctx.builder().create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
+  auto biasOf = [&](Operation *conv, const PlannedConv &p) {
+    return p.spec.bias ? ctx.address(ctx.buffer(conv->getOperand(2))) : none;
+  };
+  if (failed(emitExpandDepthwiseBands(
+          op, ctx, expand.spec, expand.weights, dw.spec, dw.weights,
+          ctx.address(blockedOperand(op->getOperand(0), ctx, state)),
+          biasOf(op, expand), biasOf(dwOp, dw), ctx.address(yBlocked))))
+    return TargetLowering::Failed;
+  if (expand.activation)
+    state.fused[expand.activation] = Value();
+  state.fused[dwOp] = dw.activation ? Value() : yBlocked;
+  if (dw.activation)
+    state.fused[dw.activation] = yBlocked;
+  return TargetLowering::Lowered;
+}
+
+} // namespace
+
+TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
+                          SelectionState &state) {
+  PlannedConv conv;
+  if (!planConvOp(op, ctx, conv))
+    return TargetLowering::Declined;
+  ConvSpec &spec = conv.spec;
+  Value x = op->getOperand(0), bias = op->getOperand(2), y = op->getResult(0);
+  Value residual = conv.residual;
+  Operation *activation = conv.activation;
   // A stem conv on few channels reads its plain input (a model input, so
   // not blocked yet) rather than a reorder into blocks of mostly padding.
   spec.plainInput =
       spec.group == 1 && spec.c < kConvBlock && !state.blocked.contains(x);
   if (winogradApplies(spec))
-    return lowerWinogradConv(op, ctx, state, spec, w, residual, activation);
+    return lowerWinogradConv(op, ctx, state, spec, conv.weights, residual,
+                             activation);
+  PlannedConv dw;
+  if (Operation *dwOp = bandedDepthwiseReader(op, conv, ctx, dw))
+    return lowerExpandDepthwise(op, ctx, state, conv, dwOp, dw);
 
   // The input in NCHW16c (a previous conv's output already is) unless it is
   // read plain; the output stays blocked until an op needs it plain.
@@ -394,8 +468,9 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   Value none = b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
   // Z in Y's layout: an earlier conv's blocked output, or converted now.
   if (failed(emitConvCalls(
-          op, ctx, spec, w, ctx.address(xBuffer),
-          hasBias ? ctx.address(ctx.buffer(bias)) : none, ctx.address(yBlocked),
+          op, ctx, spec, conv.weights, ctx.address(xBuffer),
+          spec.bias ? ctx.address(ctx.buffer(bias)) : none,
+          ctx.address(yBlocked),
           residual ? ctx.address(blockedOperand(residual, ctx, state)) : none)))
     return TargetLowering::Failed;
   setBlockedResultOrFused(y, activation, yBlocked, ctx, state);

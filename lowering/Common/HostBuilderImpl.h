@@ -61,6 +61,9 @@ public:
   void callRuntime(StringRef symbol, ArrayRef<Value> fields) override;
   void parallelFor(int64_t n, ArrayRef<Value> fields,
                    std::function<void(Value, ValueRange)> body) override;
+  void parallelForRanges(
+      int64_t n, ArrayRef<Value> fields,
+      std::function<void(Value, Value, ValueRange)> body) override;
   Value numThreads() override;
   Value runTimeLength() override;
   void noteProductPrecision(WorkPrecision precision) override;

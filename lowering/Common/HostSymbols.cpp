@@ -295,11 +295,30 @@ Value HostBuilder::numThreads() {
   return b.create<arith::ExtSIOp>(currentLoc, b.getI64Type(), n);
 }
 
-// body(i, fields) for i in [0, n): a function `void body(i64 *fields, i64
-// begin, i64 end)` that loops over its chunk, handed to
-// mlcc_threadpool_parallel_for with the fields in an array on this stack.
+// body(i, fields) for i in [0, n): parallelForRanges' body loops over its
+// chunk.
 void HostBuilder::parallelFor(int64_t n, ArrayRef<Value> fields,
                               std::function<void(Value, ValueRange)> body) {
+  parallelForRanges(n, fields, [&](Value begin, Value end, ValueRange loaded) {
+    auto toIndex = [&](Value v) {
+      return b.create<arith::IndexCastOp>(currentLoc, b.getIndexType(), v);
+    };
+    auto loop =
+        b.create<scf::ForOp>(currentLoc, toIndex(begin), toIndex(end),
+                             b.create<arith::ConstantIndexOp>(currentLoc, 1));
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = b.create<arith::IndexCastOp>(currentLoc, b.getI64Type(),
+                                           loop.getInductionVar());
+    body(i, loaded);
+  });
+}
+
+// A function `void body(i64 *fields, i64 begin, i64 end)` handed to
+// mlcc_threadpool_parallel_for with the fields in an array on this stack.
+void HostBuilder::parallelForRanges(
+    int64_t n, ArrayRef<Value> fields,
+    std::function<void(Value, Value, ValueRange)> body) {
   auto fieldsType = MemRefType::get({kMaxParallelFields}, b.getI64Type());
   FunctionType bodyType = b.getFunctionType(
       {fieldsType, b.getI64Type(), b.getI64Type()}, {});
@@ -317,17 +336,7 @@ void HostBuilder::parallelFor(int64_t n, ArrayRef<Value> fields,
       loaded.push_back(b.create<memref::LoadOp>(
           currentLoc, block->getArgument(0),
           ValueRange{b.create<arith::ConstantIndexOp>(currentLoc, i)}));
-    auto toIndex = [&](Value v) {
-      return b.create<arith::IndexCastOp>(currentLoc, b.getIndexType(), v);
-    };
-    auto loop = b.create<scf::ForOp>(
-        currentLoc, toIndex(block->getArgument(1)),
-        toIndex(block->getArgument(2)),
-        b.create<arith::ConstantIndexOp>(currentLoc, 1));
-    b.setInsertionPointToStart(loop.getBody());
-    Value i = b.create<arith::IndexCastOp>(currentLoc, b.getI64Type(),
-                                           loop.getInductionVar());
-    body(i, loaded);
+    body(block->getArgument(1), block->getArgument(2), loaded);
     b.setInsertionPointToEnd(block);
     b.create<func::ReturnOp>(currentLoc);
   }

@@ -92,6 +92,14 @@ public:
   virtual void parallelFor(
       int64_t n, llvm::ArrayRef<mlir::Value> fields,
       std::function<void(mlir::Value index, mlir::ValueRange fields)> body) = 0;
+  /// parallelFor with the body emitted once per chunk of consecutive
+  /// indices [begin, end) that a thread takes (one chunk, [0, n), on one
+  /// thread): for work that carries state from one index to the next.
+  virtual void
+  parallelForRanges(int64_t n, llvm::ArrayRef<mlir::Value> fields,
+                    std::function<void(mlir::Value begin, mlir::Value end,
+                                       mlir::ValueRange fields)>
+                        body) = 0;
   /// The i64 number of threads the model runs on (1 without a pool).
   virtual mlir::Value numThreads() = 0;
   /// The i64 length of a dim compiled as a range of lengths (`--dim

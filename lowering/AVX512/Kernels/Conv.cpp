@@ -184,8 +184,26 @@ Status validate(const ConvSpec &spec) {
                  stride, " from ", offset, " does not fit a frame of ", frame);
     }
   }
-  MLCC_CHECK(fits({spec.n, ocb, od, lattice ? spec.dstFrame[0] : oh,
-                   lattice ? spec.dstFrame[1] : ow, kConvBlock}),
+  const bool plane2d = spec.d == 1 && spec.depthKernel == 1;
+  MLCC_CHECK(spec.srcPlaneRows == 0 ||
+                 (plane2d && !spec.plainInput && spec.srcPlaneRows >= spec.h),
+             name, ": ", spec.srcPlaneRows,
+             " rows per input plane need a 2-D blocked input of at most as "
+             "many rows (",
+             spec.h, ")");
+  MLCC_CHECK(spec.dstPlaneRows == 0 ||
+                 (plane2d && !lattice && spec.dstPlaneRows >= oh),
+             name, ": ", spec.dstPlaneRows,
+             " rows per output plane need a 2-D output (not a lattice) of at "
+             "most as many rows (",
+             oh, ")");
+  MLCC_CHECK(fits({spec.n, cb, std::max(spec.srcPlaneRows, spec.h), spec.w,
+                   kConvBlock}),
+             name, ": input is too large (2 GiB at most)");
+  const int64_t dstRows =
+      lattice ? spec.dstFrame[0] : std::max(spec.dstPlaneRows, oh);
+  MLCC_CHECK(fits({spec.n, ocb, od, dstRows, lattice ? spec.dstFrame[1] : ow,
+                   kConvBlock}),
              name, ": output is too large (2 GiB at most)");
   const bool allRows = spec.rowBand[0] == 0 && spec.rowBand[1] == 0;
   MLCC_CHECK(allRows ||
@@ -270,7 +288,8 @@ private:
   /// 16 input channels' planes (D of them): a channel block, blocked or
   /// plain.
   int64_t srcPlaneBytes() const {
-    return spec_.d * spec_.h * spec_.w * kBlockBytes;
+    const int64_t rows = spec_.srcPlaneRows ? spec_.srcPlaneRows : spec_.h;
+    return spec_.d * rows * spec_.w * kBlockBytes;
   }
   /// One input pixel's step and one input channel's within a block.
   int64_t srcPixelBytes() const { return spec_.plainInput ? 4 : kBlockBytes; }
@@ -286,7 +305,11 @@ private:
   }
   /// Y's planes are the frame's when the output is a lattice in it.
   bool lattice() const { return spec_.dstFrame[0] != 0; }
-  int64_t dstHeight() const { return lattice() ? spec_.dstFrame[0] : oh_; }
+  int64_t dstHeight() const {
+    return lattice()            ? spec_.dstFrame[0]
+           : spec_.dstPlaneRows ? spec_.dstPlaneRows
+                                : oh_;
+  }
   int64_t dstWidth() const { return lattice() ? spec_.dstFrame[1] : ow_; }
   int64_t dstDepthBytes() const {
     return dstHeight() * dstWidth() * kBlockBytes;
@@ -736,8 +759,9 @@ int64_t convDstBlockBytes(const ConvSpec &spec) {
   int64_t oh = 0, ow = 0;
   if (convOutputSize(spec, oh, ow).failed())
     return 0;
-  const int64_t plane =
-      spec.dstFrame[0] != 0 ? spec.dstFrame[0] * spec.dstFrame[1] : oh * ow;
+  const int64_t plane = spec.dstFrame[0] != 0
+                            ? spec.dstFrame[0] * spec.dstFrame[1]
+                            : std::max(spec.dstPlaneRows, oh) * ow;
   return convOutputDepth(spec) * plane * kBlockBytes;
 }
 

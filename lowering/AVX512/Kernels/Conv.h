@@ -99,6 +99,14 @@ struct ConvSpec {
   int64_t dstFrame[2] = {0, 0};
   int64_t dstStrides[2] = {1, 1};
   int64_t dstOffsets[2] = {0, 0};
+  /// Rows between the channel-block planes of X and of Y (2-D, X blocked,
+  /// Y not a lattice), when those tensors hold more rows than the conv reads
+  /// (X: its h) or writes (Y: its output rows): the conv then runs on the
+  /// first rows of each plane, and a caller moves the bases to run it on a
+  /// band of a taller tensor or to write a few rows into a scratch
+  /// (ExpandDepthwiseBands.cpp). 0: the conv's own rows.
+  int64_t srcPlaneRows = 0;
+  int64_t dstPlaneRows = 0;
   /// Output pixels per microkernel call, 1 to 28 (14 when two channel
   /// blocks are computed together); 0 picks. Tests set it to reach tails.
   int blockWidth = 0;

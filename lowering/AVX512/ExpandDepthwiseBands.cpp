@@ -1,0 +1,346 @@
+//===- ExpandDepthwiseBands.cpp - A 1x1 conv and its depthwise conv -------===//
+//
+// MobileNet's inverted residual blocks expand C channels to 6C with a 1x1
+// conv and filter them with a depthwise conv. On large images the expanded
+// tensor (MobileNetV2's 112x112x96: 4.8 MB) does not fit in L2: the 1x1 conv
+// writes it out to L3 or memory, and the depthwise conv reads it back.
+//
+// The pair runs instead in bands of the depthwise conv's output rows: for
+// each band the 1x1 conv computes the expanded rows the band's window reads
+// into a scratch of a few rows per channel block, and the depthwise conv
+// reads them there while they are in L2. The expanded tensor never exists
+// whole. Consecutive windows overlap (by 2 rows for a 3x3 stride 1, 1 for
+// stride 2): a band copies those rows down from the top of the previous
+// one's window in the scratch and expands only its new rows.
+//
+// Both convs are the direct kernels of Conv.cpp on a few rows: the 1x1 conv
+// reads rows of X's planes (ConvSpec::srcPlaneRows) and writes rows of the
+// scratch's (dstPlaneRows); the depthwise conv reads the scratch's planes,
+// with pads only where its window meets the image's edge, and writes rows
+// of Y's. Bands whose windows differ only by where they start share
+// kernels, called with the bases moved.
+//
+// The threads take runs of consecutive bands, each run with a scratch of
+// its own; the first band of a run expands its whole window. There are few
+// runs (kRuns), so that little is expanded twice, which caps the pair at
+// that many threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExpandDepthwiseBands.h"
+#include "ConvChannelPasses.h"
+#include "Eltwise.h"
+#include "SelectionUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+using namespace mlir;
+
+namespace mlcc::avx512 {
+
+namespace {
+
+/// The most bytes of one band's expanded rows (every channel block): a
+/// quarter of a 1 MiB L2 (Zen 4 and 5), beside X's rows and Y's band.
+constexpr int64_t kScratchBytes = 256 * 1024;
+/// An expanded tensor up to this size stays in L2 between the two convs
+/// anyway.
+constexpr int64_t kMinExpandedBytes = 512 * 1024;
+/// Runs of consecutive bands over the threads, each with its own scratch.
+constexpr int64_t kRuns = 4;
+
+constexpr int64_t kPixelBytes = kConvBlock * 4;
+
+int64_t windowSpan(const ConvSpec &dw) {
+  return (dw.kernel[0] - 1) * dw.dilations[0] + 1;
+}
+
+/// The expanded rows one band of output rows reads: [lo, hi) of the padded
+/// input, [a, b) of them inside the image.
+struct Window {
+  int64_t lo = 0, hi = 0, a = 0, b = 0;
+};
+
+/// The depthwise conv's output cut into `bands` bands of `bandRows` rows
+/// (the last may be shorter), whose windows hold at most `scratchRows`.
+struct Bands {
+  int64_t oh = 0, ow = 0, bandRows = 0, bands = 0, scratchRows = 0;
+
+  int64_t firstRow(int64_t band) const { return band * bandRows; }
+  int64_t rowsOf(int64_t band) const {
+    return std::min(oh, firstRow(band) + bandRows) - firstRow(band);
+  }
+  Window window(const ConvSpec &dw, int64_t band) const {
+    Window w;
+    w.lo = firstRow(band) * dw.strides[0] - dw.pads[0];
+    w.hi = w.lo + (rowsOf(band) - 1) * dw.strides[0] + windowSpan(dw);
+    w.a = std::clamp<int64_t>(w.lo, 0, dw.h);
+    w.b = std::clamp<int64_t>(w.hi, 0, dw.h);
+    return w;
+  }
+};
+
+/// Bands of as many rows as keep a window's expanded rows within
+/// kScratchBytes; none when one row's window does not fit, or some window
+/// lies wholly in the padding.
+Bands planBands(const ConvSpec &dw) {
+  Bands g;
+  if (convOutputSize(dw, g.oh, g.ow).failed())
+    return g;
+  const int64_t rowBytes = convBlocks(dw.c) * dw.w * kPixelBytes;
+  for (int64_t rows = g.oh; rows >= 1 && g.bandRows == 0; --rows)
+    if (((rows - 1) * dw.strides[0] + windowSpan(dw)) * rowBytes <=
+        kScratchBytes)
+      g.bandRows = rows;
+  if (g.bandRows == 0)
+    return g;
+  g.bands = (g.oh + g.bandRows - 1) / g.bandRows;
+  for (int64_t band = 0; band < g.bands; ++band) {
+    Window w = g.window(dw, band);
+    if (w.b <= w.a) {
+      g.bands = 0;
+      return g;
+    }
+    g.scratchRows = std::max(g.scratchRows, w.b - w.a);
+  }
+  return g;
+}
+
+/// What one band does: copies `carried` expanded rows from scratch row
+/// `carriedFrom` to the top, expands `expandRows` rows of X from row
+/// `expandFirst` into the scratch from row `carried`, and filters its
+/// window (`windowRows` rows with pads `padTop` and `padBottom`) into
+/// output rows from `outFirst`.
+struct BandStep {
+  int64_t carried = 0, carriedFrom = 0;
+  int64_t expandFirst = 0, expandRows = 0;
+  int64_t windowRows = 0, padTop = 0, padBottom = 0;
+  int64_t outFirst = 0, outRows = 0;
+
+  /// What its code depends on (not where its rows start).
+  auto key() const {
+    return std::make_tuple(carried, carriedFrom, expandRows, windowRows, padTop,
+                           padBottom, outRows);
+  }
+};
+
+/// Band `band` expanding its whole window, or (`carry`) only the rows the
+/// previous band's window did not hold, when those can be copied down
+/// without the copy overwriting its own source.
+BandStep stepOf(const ConvSpec &dw, const Bands &g, int64_t band, bool carry) {
+  const Window w = g.window(dw, band);
+  BandStep s;
+  s.expandFirst = w.a;
+  s.expandRows = w.b - w.a;
+  s.windowRows = w.b - w.a;
+  s.padTop = w.a - w.lo;
+  s.padBottom = w.hi - w.b;
+  s.outFirst = g.firstRow(band);
+  s.outRows = g.rowsOf(band);
+  if (carry && band > 0) {
+    const Window p = g.window(dw, band - 1);
+    const int64_t overlap = std::min(p.b, w.b) - w.a, shift = w.a - p.a;
+    if (overlap > 0 && shift >= overlap) {
+      s.carried = overlap;
+      s.carriedFrom = shift;
+      s.expandFirst = w.a + overlap;
+      s.expandRows = w.b - s.expandFirst;
+    }
+  }
+  return s;
+}
+
+/// Consecutive bands [first, end) whose steps share code.
+struct BandClass {
+  int64_t first = 0, end = 0;
+  BandStep whole, carried;
+};
+
+} // namespace
+
+bool expandDepthwiseApplies(const ConvSpec &expand, const ConvSpec &dw) {
+  auto plain2d = [](const ConvSpec &s) {
+    return s.n == 1 && s.d == 1 && s.depthKernel == 1 && !s.residual &&
+           !s.plainInput && s.dstFrame[0] == 0 && s.rowBand[1] == 0 &&
+           s.srcPlaneRows == 0 && s.dstPlaneRows == 0;
+  };
+  const bool pointwise =
+      expand.group == 1 && expand.kernel[0] == 1 && expand.kernel[1] == 1 &&
+      expand.strides[0] == 1 && expand.strides[1] == 1 &&
+      std::all_of(std::begin(expand.pads), std::end(expand.pads),
+                  [](int64_t p) { return p == 0; });
+  if (!plain2d(expand) || !plain2d(dw) || !pointwise || !isDepthwiseConv(dw) ||
+      convChannelPassBlocks(expand) != 0 || dw.c != expand.oc ||
+      dw.h != expand.h || dw.w != expand.w)
+    return false;
+  const int64_t expandedBytes = convBlocks(dw.c) * dw.h * dw.w * kPixelBytes;
+  return expandedBytes > kMinExpandedBytes && planBands(dw).bands > 1;
+}
+
+LogicalResult
+emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
+                         const ConvSpec &expand, ArrayRef<float> expandWeights,
+                         const ConvSpec &dw, ArrayRef<float> dwWeights,
+                         Value src, Value expandBias, Value dwBias, Value dst) {
+  const Bands g = planBands(dw);
+  const int64_t blocks = convBlocks(dw.c);
+  const int64_t rowBytes = dw.w * kPixelBytes; // of X and of the scratch
+  const int64_t planeBytes = g.scratchRows * rowBytes;
+  const int64_t scratchBytes = blocks * planeBytes;
+  const int64_t dstRowBytes = convDstRowBytes(dw);
+  const int64_t runs = std::min(g.bands, kRuns);
+
+  // Kernels by what their code depends on.
+  std::map<int64_t, std::string> expandKernels, copyKernels;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> dwKernels;
+  auto kernelsFor = [&](const BandStep &s) {
+    if (s.carried && !copyKernels.count(s.carried)) {
+      EltwiseSpec copy; // no ops: a copy of src[0]
+      copy.name = dw.name + "_carry";
+      copy.n = s.carried * dw.w * kConvBlock;
+      if (!addGeneratedKernel(op, ctx, generateEltwise, copy, copy.name,
+                              copyKernels[s.carried]))
+        return false;
+    }
+    if (s.expandRows && !expandKernels.count(s.expandRows)) {
+      ConvSpec part = expand;
+      part.h = s.expandRows;
+      part.srcPlaneRows = expand.h;
+      part.dstPlaneRows = g.scratchRows;
+      if (!addGeneratedKernel(op, ctx, generateConv, part,
+                              expand.name + "_band",
+                              expandKernels[s.expandRows]))
+        return false;
+    }
+    auto key = std::make_tuple(s.windowRows, s.padTop, s.padBottom);
+    if (!dwKernels.count(key)) {
+      ConvSpec part = dw;
+      part.h = s.windowRows;
+      part.pads[0] = s.padTop;
+      part.pads[2] = s.padBottom;
+      part.srcPlaneRows = g.scratchRows;
+      part.dstPlaneRows = g.oh;
+      if (!addGeneratedKernel(op, ctx, generateConv, part, dw.name + "_band",
+                              dwKernels[key]))
+        return false;
+    }
+    return true;
+  };
+  std::vector<BandClass> classes;
+  for (int64_t band = 0; band < g.bands;) {
+    BandClass c{band, band + 1, stepOf(dw, g, band, false),
+                stepOf(dw, g, band, true)};
+    while (c.end < g.bands &&
+           stepOf(dw, g, c.end, false).key() == c.whole.key() &&
+           stepOf(dw, g, c.end, true).key() == c.carried.key())
+      ++c.end;
+    if (!kernelsFor(c.whole) || !kernelsFor(c.carried))
+      return failure();
+    classes.push_back(c);
+    band = c.end;
+  }
+
+  std::vector<float> packedExpand, packedDw;
+  packConvWeights(expandWeights.data(), expand.oc, expand.c, 1, 1,
+                  packedExpand);
+  packDepthwiseConvWeights(dwWeights.data(), dw.c, dw.kernel[0], dw.kernel[1],
+                           packedDw);
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  auto i64 = [&](int64_t c) -> Value {
+    return b.create<arith::ConstantIntOp>(loc, c, 64);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return b.create<arith::AddIOp>(loc, x, y);
+  };
+  auto mul = [&](Value x, int64_t c) -> Value {
+    return b.create<arith::MulIOp>(loc, x, i64(c));
+  };
+  Value scratch = ctx.address(
+      ctx.scratch(MemRefType::get({runs * scratchBytes / 4}, b.getF32Type())));
+  enum Field { Src, ExpandW, ExpandBias, DwW, DwBias, Dst, Scratch };
+  SmallVector<Value> fields{
+      src,        ctx.addData(expand.name + "_packed", bytesOf(packedExpand)),
+      expandBias, ctx.addData(dw.name + "_packed", bytesOf(packedDw)),
+      dwBias,     dst,
+      scratch};
+
+  ctx.parallelForRanges(
+      runs, fields, [&](Value begin, Value end, ValueRange f) {
+        // Runs [begin, end) are bands [begin * bands / runs, ...): one stretch,
+        // on the scratch of run `begin`.
+        auto bandOf = [&](Value run) -> Value {
+          return b.create<arith::DivSIOp>(loc, mul(run, g.bands), i64(runs));
+        };
+        Value first = bandOf(begin), last = bandOf(end);
+        Value slot = add(f[Scratch], mul(begin, scratchBytes));
+        Value none = i64(0);
+        auto emitStep = [&](const BandStep &s, Value moved) {
+          for (int64_t block = 0; s.carried && block < blocks; ++block) {
+            Value plane = add(slot, i64(block * planeBytes));
+            ctx.callKernel(copyKernels.at(s.carried),
+                           {add(plane, i64(s.carriedFrom * rowBytes)), none,
+                            none, none, plane,
+                            i64(s.carried * dw.w * kConvBlock)});
+          }
+          if (s.expandRows) {
+            Value row =
+                add(i64(s.expandFirst), mul(moved, g.bandRows * dw.strides[0]));
+            ctx.callKernel(expandKernels.at(s.expandRows),
+                           {add(f[Src], mul(row, rowBytes)), f[ExpandW],
+                            f[ExpandBias], add(slot, i64(s.carried * rowBytes)),
+                            none});
+          }
+          Value out = add(i64(s.outFirst), mul(moved, g.bandRows));
+          ctx.callKernel(dwKernels.at(std::make_tuple(s.windowRows, s.padTop,
+                                                      s.padBottom)),
+                         {slot, f[DwW], f[DwBias],
+                          add(f[Dst], mul(out, dstRowBytes)), none});
+        };
+        auto toIndex = [&](Value v) -> Value {
+          return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
+        };
+        auto loop =
+            b.create<scf::ForOp>(loc, toIndex(first), toIndex(last),
+                                 b.create<arith::ConstantIndexOp>(loc, 1));
+        OpBuilder::InsertionGuard inLoop(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value band = b.create<arith::IndexCastOp>(loc, b.getI64Type(),
+                                                  loop.getInductionVar());
+        Value startsRun =
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, band, first);
+        // A band of a class: its whole window at the start of a run, else the
+        // carried form where it differs.
+        auto emitClass = [&](const BandClass &c) {
+          Value moved = b.create<arith::SubIOp>(loc, band, i64(c.first));
+          if (c.whole.key() == c.carried.key()) {
+            emitStep(c.whole, moved);
+            return;
+          }
+          auto ifStart = b.create<scf::IfOp>(loc, startsRun, /*withElse=*/true);
+          OpBuilder::InsertionGuard inIf(b);
+          b.setInsertionPointToStart(&ifStart.getThenRegion().front());
+          emitStep(c.whole, moved);
+          b.setInsertionPointToStart(&ifStart.getElseRegion().front());
+          emitStep(c.carried, moved);
+        };
+        // A chain of ifs over the classes, the last in the innermost else.
+        for (size_t c = 0; c + 1 < classes.size(); ++c) {
+          Value inClass = b.create<arith::CmpIOp>(
+              loc, arith::CmpIPredicate::slt, band, i64(classes[c].end));
+          auto ifClass = b.create<scf::IfOp>(loc, inClass, /*withElse=*/true);
+          b.setInsertionPointToStart(&ifClass.getThenRegion().front());
+          emitClass(classes[c]);
+          b.setInsertionPointToStart(&ifClass.getElseRegion().front());
+        }
+        emitClass(classes.back());
+      });
+  return success();
+}
+
+} // namespace mlcc::avx512
