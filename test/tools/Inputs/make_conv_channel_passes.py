@@ -17,13 +17,12 @@ runs in passes over slices of its input channel blocks
 
 3x3 convs of stride 1 would run as Winograd convs, hence the strides.
 """
-import os
 import sys
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
+from model_files import save_model_with_data
 from onnx import TensorProto, helper, numpy_helper
 
 out = sys.argv[1]
@@ -79,16 +78,5 @@ conv("v", "d", 32, 3, pad=1, bias=True)
 conv("w", "l", 64, 3, s=2, pad=1, bias=True, relu=True)
 conv("n2", "m", 64, 3, s=2, pad=1, bias=True)
 
-graph = helper.make_graph(
-    nodes, "conv_passes",
-    [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(v.shape))
-     for n, v in inputs.items()],
-    outputs, inits)
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-          os.path.join(out, "conv_passes.onnx"))
-for i, (n, v) in enumerate(inputs.items()):
-    with open(os.path.join(out, f"input_{i}.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(v, n).SerializeToString())
-for i, (info, v) in enumerate(zip(outputs, expected)):
-    with open(os.path.join(out, f"output_{i}.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(v, info.name).SerializeToString())
+save_model_with_data(out, "conv_passes", nodes, inputs, outputs, inits,
+                     expected)

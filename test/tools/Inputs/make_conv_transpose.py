@@ -19,13 +19,12 @@ plain). One ConvTranspose (node name = output name) per output:
   pl   p  k2 s2, 3 -> 16, bias (16 rows a phase: split by rows on threads)
   dil  x  k3 s2 dilations 2, 20 -> 16 (declined: the portable scatter)
 """
-import os
 import sys
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
+from model_files import save_model_with_data
 from onnx import TensorProto, helper, numpy_helper
 
 out = sys.argv[1]
@@ -123,16 +122,5 @@ conv_transpose("l1", "l", 16, (4,), (2,), [1, 1], bias=True)
 conv_transpose("pl", "p", 16, (2, 2), (2, 2), bias=True)
 conv_transpose("dil", "x", 16, (3, 3), (2, 2), dil=[2, 2])
 
-graph = helper.make_graph(
-    nodes, "conv_transpose",
-    [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(v.shape))
-     for n, v in inputs.items()],
-    outputs, inits)
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-          os.path.join(out, "conv_transpose.onnx"))
-for i, (n, v) in enumerate(inputs.items()):
-    with open(os.path.join(out, f"input_{i}.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(v, n).SerializeToString())
-for i, (info, v) in enumerate(zip(outputs, expected)):
-    with open(os.path.join(out, f"output_{i}.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(v, info.name).SerializeToString())
+save_model_with_data(out, "conv_transpose", nodes, inputs, outputs, inits,
+                     expected)

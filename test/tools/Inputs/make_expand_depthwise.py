@@ -16,13 +16,12 @@ conv's output rows (lowering/AVX512/ExpandDepthwiseBands.cpp).
   two  x                  16 -> 96, bias; read by a dw 3x3 and by an
                           output of its own: not in bands
 """
-import os
 import sys
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
+from model_files import save_model_with_data
 from onnx import TensorProto, helper, numpy_helper
 
 out = sys.argv[1]
@@ -97,16 +96,5 @@ pair("dil", "u", 64, 3, False, None, True, None, pads=(2, 2, 2, 2), d=2)
 t, t_ref = pair("two", "x", 96, 3, True, None, False, None)
 output("two_expanded", t, t_ref)
 
-graph = helper.make_graph(
-    nodes, "expand_dw",
-    [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(v.shape))
-     for n, v in inputs.items()],
-    outputs, inits)
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-          os.path.join(out, "expand_dw.onnx"))
-for i, (n, v) in enumerate(inputs.items()):
-    with open(os.path.join(out, f"input_{i}.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(v, n).SerializeToString())
-for i, (info, v) in enumerate(zip(outputs, expected)):
-    with open(os.path.join(out, f"output_{i}.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(v, info.name).SerializeToString())
+save_model_with_data(out, "expand_dw", nodes, inputs, outputs, inits,
+                     expected)
