@@ -11,14 +11,19 @@
 // reads them there while they are in L2. The expanded tensor never exists
 // whole. Consecutive windows overlap (by 2 rows for a 3x3 stride 1, 1 for
 // stride 2): a band copies those rows down from the top of the previous
-// one's window in the scratch and expands only its new rows.
+// one's window in the scratch and expands only its new rows. A 1x1
+// projection that alone reads the depthwise result (with its residual, if
+// that is computed before the bands) runs on each band's rows too, from a
+// second part of the scratch, so neither tensor between the three convs is
+// written out.
 //
-// Both convs are the direct kernels of Conv.cpp on a few rows: the 1x1 conv
+// The convs are the direct kernels of Conv.cpp on a few rows: the 1x1 conv
 // reads rows of X's planes (ConvSpec::srcPlaneRows) and writes rows of the
 // scratch's (dstPlaneRows); the depthwise conv reads the scratch's planes,
 // with pads only where its window meets the image's edge, and writes rows
-// of Y's. Bands whose windows differ only by where they start share
-// kernels, called with the bases moved.
+// of Y's (or of the scratch's second part, which the projection reads).
+// Bands whose windows differ only by where they start share kernels,
+// called with the bases moved.
 //
 // The threads take runs of consecutive bands, each run with a scratch of
 // its own; the first band of a run expands its whole window. There are few
@@ -85,16 +90,20 @@ struct Bands {
   }
 };
 
-/// Bands of as many rows as keep a window's expanded rows within
-/// kScratchBytes; none when one row's window does not fit, or some window
-/// lies wholly in the padding.
-Bands planBands(const ConvSpec &dw) {
+/// Bands of as many rows as keep a window's expanded rows (and, when a
+/// projection follows, the band's depthwise output) within kScratchBytes;
+/// none when one row's do not fit, or some window lies wholly in the
+/// padding.
+Bands planBands(const ConvSpec &dw, bool project) {
   Bands g;
   if (convOutputSize(dw, g.oh, g.ow).failed())
     return g;
   const int64_t rowBytes = convBlocks(dw.c) * dw.w * kPixelBytes;
+  const int64_t outRowBytes =
+      project ? convBlocks(dw.oc) * g.ow * kPixelBytes : 0;
   for (int64_t rows = g.oh; rows >= 1 && g.bandRows == 0; --rows)
-    if (((rows - 1) * dw.strides[0] + windowSpan(dw)) * rowBytes <=
+    if (((rows - 1) * dw.strides[0] + windowSpan(dw)) * rowBytes +
+            rows * outRowBytes <=
         kScratchBytes)
       g.bandRows = rows;
   if (g.bandRows == 0)
@@ -163,40 +172,62 @@ struct BandClass {
 
 } // namespace
 
-bool expandDepthwiseApplies(const ConvSpec &expand, const ConvSpec &dw) {
-  auto plain2d = [](const ConvSpec &s) {
-    return s.n == 1 && s.d == 1 && s.depthKernel == 1 && !s.residual &&
-           !s.plainInput && s.dstFrame[0] == 0 && s.rowBand[1] == 0 &&
-           s.srcPlaneRows == 0 && s.dstPlaneRows == 0;
-  };
-  const bool pointwise =
-      expand.group == 1 && expand.kernel[0] == 1 && expand.kernel[1] == 1 &&
-      expand.strides[0] == 1 && expand.strides[1] == 1 &&
-      std::all_of(std::begin(expand.pads), std::end(expand.pads),
-                  [](int64_t p) { return p == 0; });
-  if (!plain2d(expand) || !plain2d(dw) || !pointwise || !isDepthwiseConv(dw) ||
-      convChannelPassBlocks(expand) != 0 || dw.c != expand.oc ||
-      dw.h != expand.h || dw.w != expand.w)
-    return false;
-  const int64_t expandedBytes = convBlocks(dw.c) * dw.h * dw.w * kPixelBytes;
-  return expandedBytes > kMinExpandedBytes && planBands(dw).bands > 1;
+namespace {
+
+/// One image, 2-D, none of the kernel's variants for parts of tensors.
+bool plainConv2d(const ConvSpec &s) {
+  return s.n == 1 && s.d == 1 && s.depthKernel == 1 && !s.plainInput &&
+         s.dstFrame[0] == 0 && s.rowBand[1] == 0 && s.srcPlaneRows == 0 &&
+         s.dstPlaneRows == 0;
 }
 
-LogicalResult
-emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
-                         const ConvSpec &expand, ArrayRef<float> expandWeights,
-                         const ConvSpec &dw, ArrayRef<float> dwWeights,
-                         Value src, Value expandBias, Value dwBias, Value dst) {
-  const Bands g = planBands(dw);
+/// A dense 1x1 conv of stride 1 without pads that runs in one pass.
+bool pointwise(const ConvSpec &s) {
+  return s.group == 1 && s.kernel[0] == 1 && s.kernel[1] == 1 &&
+         s.strides[0] == 1 && s.strides[1] == 1 &&
+         std::all_of(std::begin(s.pads), std::end(s.pads),
+                     [](int64_t p) { return p == 0; }) &&
+         convChannelPassBlocks(s) == 0;
+}
+
+} // namespace
+
+bool expandDepthwiseApplies(const ConvSpec &expand, const ConvSpec &dw) {
+  if (!plainConv2d(expand) || !plainConv2d(dw) || expand.residual ||
+      dw.residual || !pointwise(expand) || !isDepthwiseConv(dw) ||
+      dw.c != expand.oc || dw.h != expand.h || dw.w != expand.w)
+    return false;
+  const int64_t expandedBytes = convBlocks(dw.c) * dw.h * dw.w * kPixelBytes;
+  return expandedBytes > kMinExpandedBytes &&
+         planBands(dw, /*project=*/false).bands > 1;
+}
+
+bool projectionApplies(const ConvSpec &dw, const ConvSpec &project) {
+  int64_t oh = 0, ow = 0;
+  return plainConv2d(project) && pointwise(project) &&
+         !convOutputSize(dw, oh, ow).failed() && project.c == dw.oc &&
+         project.h == oh && project.w == ow &&
+         planBands(dw, /*project=*/true).bands > 1;
+}
+
+LogicalResult emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
+                                       const BandedConvs &convs) {
+  const ConvSpec &expand = convs.expand.spec, &dw = convs.depthwise.spec;
+  const ConvSpec *project = convs.project ? &convs.project->spec : nullptr;
+  const Bands g = planBands(dw, project != nullptr);
   const int64_t blocks = convBlocks(dw.c);
   const int64_t rowBytes = dw.w * kPixelBytes; // of X and of the scratch
   const int64_t planeBytes = g.scratchRows * rowBytes;
-  const int64_t scratchBytes = blocks * planeBytes;
-  const int64_t dstRowBytes = convDstRowBytes(dw);
+  // Per run: the windows' rows, then (projecting) the band's output rows.
+  const int64_t windowBytes = blocks * planeBytes;
+  const int64_t scratchBytes =
+      windowBytes +
+      (project ? convBlocks(dw.oc) * g.bandRows * g.ow * kPixelBytes : 0);
+  const int64_t dstRowBytes = g.ow * kPixelBytes;
   const int64_t runs = std::min(g.bands, kRuns);
 
   // Kernels by what their code depends on.
-  std::map<int64_t, std::string> expandKernels, copyKernels;
+  std::map<int64_t, std::string> expandKernels, copyKernels, projectKernels;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> dwKernels;
   auto kernelsFor = [&](const BandStep &s) {
     if (s.carried && !copyKernels.count(s.carried)) {
@@ -224,9 +255,19 @@ emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
       part.pads[0] = s.padTop;
       part.pads[2] = s.padBottom;
       part.srcPlaneRows = g.scratchRows;
-      part.dstPlaneRows = g.oh;
+      part.dstPlaneRows = project ? g.bandRows : g.oh;
       if (!addGeneratedKernel(op, ctx, generateConv, part, dw.name + "_band",
                               dwKernels[key]))
+        return false;
+    }
+    if (project && !projectKernels.count(s.outRows)) {
+      ConvSpec part = *project;
+      part.h = s.outRows;
+      part.srcPlaneRows = g.bandRows;
+      part.dstPlaneRows = g.oh;
+      if (!addGeneratedKernel(op, ctx, generateConv, part,
+                              project->name + "_band",
+                              projectKernels[s.outRows]))
         return false;
     }
     return true;
@@ -245,11 +286,14 @@ emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
     band = c.end;
   }
 
-  std::vector<float> packedExpand, packedDw;
-  packConvWeights(expandWeights.data(), expand.oc, expand.c, 1, 1,
+  std::vector<float> packedExpand, packedDw, packedProject;
+  packConvWeights(convs.expand.weights.data(), expand.oc, expand.c, 1, 1,
                   packedExpand);
-  packDepthwiseConvWeights(dwWeights.data(), dw.c, dw.kernel[0], dw.kernel[1],
-                           packedDw);
+  packDepthwiseConvWeights(convs.depthwise.weights.data(), dw.c, dw.kernel[0],
+                           dw.kernel[1], packedDw);
+  if (project)
+    packConvWeights(convs.project->weights.data(), project->oc, project->c, 1,
+                    1, packedProject);
   OpBuilder &b = ctx.builder();
   Location loc = ctx.loc();
   auto i64 = [&](int64_t c) -> Value {
@@ -261,14 +305,33 @@ emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
   auto mul = [&](Value x, int64_t c) -> Value {
     return b.create<arith::MulIOp>(loc, x, i64(c));
   };
+  Value absent = i64(0);
   Value scratch = ctx.address(
       ctx.scratch(MemRefType::get({runs * scratchBytes / 4}, b.getF32Type())));
-  enum Field { Src, ExpandW, ExpandBias, DwW, DwBias, Dst, Scratch };
+  enum Field {
+    Src,
+    ExpandW,
+    ExpandBias,
+    DwW,
+    DwBias,
+    Dst,
+    Scratch,
+    ProjectW,
+    ProjectBias,
+    Residual
+  };
   SmallVector<Value> fields{
-      src,        ctx.addData(expand.name + "_packed", bytesOf(packedExpand)),
-      expandBias, ctx.addData(dw.name + "_packed", bytesOf(packedDw)),
-      dwBias,     dst,
-      scratch};
+      convs.src,
+      ctx.addData(expand.name + "_packed", bytesOf(packedExpand)),
+      convs.expand.bias,
+      ctx.addData(dw.name + "_packed", bytesOf(packedDw)),
+      convs.depthwise.bias,
+      convs.dst,
+      scratch,
+      project ? ctx.addData(project->name + "_packed", bytesOf(packedProject))
+              : absent,
+      project ? convs.project->bias : absent,
+      convs.residual ? convs.residual : absent};
 
   ctx.parallelForRanges(
       runs, fields, [&](Value begin, Value end, ValueRange f) {
@@ -296,11 +359,22 @@ emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
                             f[ExpandBias], add(slot, i64(s.carried * rowBytes)),
                             none});
           }
-          Value out = add(i64(s.outFirst), mul(moved, g.bandRows));
-          ctx.callKernel(dwKernels.at(std::make_tuple(s.windowRows, s.padTop,
-                                                      s.padBottom)),
-                         {slot, f[DwW], f[DwBias],
-                          add(f[Dst], mul(out, dstRowBytes)), none});
+          Value out =
+              mul(add(i64(s.outFirst), mul(moved, g.bandRows)), dstRowBytes);
+          const std::string &dwKernel = dwKernels.at(
+              std::make_tuple(s.windowRows, s.padTop, s.padBottom));
+          if (!project) {
+            ctx.callKernel(dwKernel,
+                           {slot, f[DwW], f[DwBias], add(f[Dst], out), none});
+            return;
+          }
+          // The band's depthwise output goes to the scratch after the
+          // windows, and the projection reads it there.
+          Value band = add(slot, i64(windowBytes));
+          ctx.callKernel(dwKernel, {slot, f[DwW], f[DwBias], band, none});
+          ctx.callKernel(projectKernels.at(s.outRows),
+                         {band, f[ProjectW], f[ProjectBias], add(f[Dst], out),
+                          convs.residual ? add(f[Residual], out) : none});
         };
         auto toIndex = [&](Value v) -> Value {
           return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);

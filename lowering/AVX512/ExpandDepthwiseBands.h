@@ -13,7 +13,27 @@
 #include "Conv.h"
 #include "KernelSelection.h"
 
+#include <optional>
+
 namespace mlcc::avx512 {
+
+/// One conv of the bands: its planned spec, its ONNX weights ([OC, C, 1, 1]
+/// or depthwise [C, 1, KH, KW]) and the address of its bias (0: none).
+struct BandedConv {
+  ConvSpec spec;
+  llvm::ArrayRef<float> weights;
+  mlir::Value bias;
+};
+
+/// An inverted residual block's convs: the 1x1 expansion, the depthwise
+/// conv and, when it alone reads the depthwise conv's result, the 1x1
+/// projection. src (expand's X), dst (the last conv's Y) and the
+/// projection's residual (0: none) are addresses of NCHW16c tensors.
+struct BandedConvs {
+  BandedConv expand, depthwise;
+  std::optional<BandedConv> project;
+  mlir::Value src, dst, residual;
+};
 
 /// Whether `expand` (a planned 1x1 conv) and `depthwise` (the planned conv
 /// that is the only reader of its result, activation applied) run in bands:
@@ -21,15 +41,15 @@ namespace mlcc::avx512 {
 /// L2.
 bool expandDepthwiseApplies(const ConvSpec &expand, const ConvSpec &depthwise);
 
-/// Emits the bands over the thread pool. The weights are the convs' ONNX
-/// ones ([OC, C, 1, 1] and [C, 1, KH, KW]); src (expand's X), the biases (0
-/// for none) and dst (depthwise's Y) are addresses of NCHW16c tensors. Fails
-/// after reporting on `op`.
-mlir::LogicalResult emitExpandDepthwiseBands(
-    mlir::Operation *op, OpLoweringContext &ctx, const ConvSpec &expand,
-    llvm::ArrayRef<float> expandWeights, const ConvSpec &depthwise,
-    llvm::ArrayRef<float> depthwiseWeights, mlir::Value src,
-    mlir::Value expandBias, mlir::Value depthwiseBias, mlir::Value dst);
+/// Whether `project`, a planned conv that alone reads the depthwise conv's
+/// result, runs in its bands too: a 1x1 conv (a residual and an activation
+/// are fine).
+bool projectionApplies(const ConvSpec &depthwise, const ConvSpec &project);
+
+/// Emits the bands over the thread pool. Fails after reporting on `op`.
+mlir::LogicalResult emitExpandDepthwiseBands(mlir::Operation *op,
+                                             OpLoweringContext &ctx,
+                                             const BandedConvs &convs);
 
 } // namespace mlcc::avx512
 

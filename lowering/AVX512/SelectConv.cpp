@@ -411,28 +411,78 @@ Operation *bandedDepthwiseReader(Operation *op, const PlannedConv &expand,
   return reader;
 }
 
-/// `op` and the depthwise conv `dwOp` in bands: the depthwise conv (and its
-/// activation) are then done, and their lowering only hands on the result.
+/// The 1x1 conv that alone reads the depthwise conv's result (after its
+/// activation), when it runs in the bands too. The bands run where `op` is,
+/// so its residual must have been computed by then.
+Operation *bandedProjection(Operation *op, Operation *dwOp,
+                            const PlannedConv &dw, OpLoweringContext &ctx,
+                            PlannedConv &project) {
+  Value t = dw.activation ? dw.activation->getResult(0) : dwOp->getResult(0);
+  if (!t.hasOneUse())
+    return nullptr;
+  Operation *reader = *t.getUsers().begin();
+  if (reader->getOperand(0) != t || !planConvOp(reader, ctx, project) ||
+      !projectionApplies(dw.spec, project.spec))
+    return nullptr;
+  if (Value z = project.residual) {
+    Operation *def = z.getDefiningOp();
+    Block *block = def ? def->getBlock() : cast<BlockArgument>(z).getOwner();
+    if (!block->findAncestorOpInBlock(*op) ||
+        (def && !def->isBeforeInBlock(block->findAncestorOpInBlock(*op))))
+      return nullptr;
+  }
+  return reader;
+}
+
+/// `op`, the depthwise conv `dwOp` and maybe its projection in bands: the
+/// convs after `op` (and their activations) are then done, and their
+/// lowering only hands on the last one's result.
 TargetLowering lowerExpandDepthwise(Operation *op, OpLoweringContext &ctx,
                                     SelectionState &state,
                                     const PlannedConv &expand, Operation *dwOp,
                                     const PlannedConv &dw) {
-  Value y = dw.activation ? dw.activation->getResult(0) : dwOp->getResult(0);
+  PlannedConv project;
+  Operation *projectOp = bandedProjection(op, dwOp, dw, ctx, project);
+  Operation *lastOp = projectOp ? projectOp : dwOp;
+  const PlannedConv &last = projectOp ? project : dw;
+  Value y =
+      last.activation ? last.activation->getResult(0) : lastOp->getResult(0);
   Value yBlocked = allocateBlocked(y, ctx, state);
   Value none = ctx.builder().create<arith::ConstantIntOp>(ctx.loc(), 0, 64);
-  auto biasOf = [&](Operation *conv, const PlannedConv &p) {
-    return p.spec.bias ? ctx.address(ctx.buffer(conv->getOperand(2))) : none;
+  auto banded = [&](Operation *conv, const PlannedConv &p) {
+    return BandedConv{p.spec, p.weights,
+                      p.spec.bias ? ctx.address(ctx.buffer(conv->getOperand(2)))
+                                  : none};
   };
-  if (failed(emitExpandDepthwiseBands(
-          op, ctx, expand.spec, expand.weights, dw.spec, dw.weights,
-          ctx.address(blockedOperand(op->getOperand(0), ctx, state)),
-          biasOf(op, expand), biasOf(dwOp, dw), ctx.address(yBlocked))))
+  BandedConvs convs{banded(op, expand),
+                    banded(dwOp, dw),
+                    std::nullopt,
+                    ctx.address(blockedOperand(op->getOperand(0), ctx, state)),
+                    ctx.address(yBlocked),
+                    none};
+  if (projectOp) {
+    convs.project = banded(projectOp, project);
+    if (project.residual)
+      convs.residual =
+          ctx.address(blockedOperand(project.residual, ctx, state));
+  }
+  if (failed(emitExpandDepthwiseBands(op, ctx, convs)))
     return TargetLowering::Failed;
-  if (expand.activation)
+  auto done = [&](Operation *conv, const PlannedConv &p, Value result) {
+    state.fused[conv] = p.activation ? Value() : result;
+    ctx.noteWorkDoneFor(conv);
+    if (p.activation) {
+      state.fused[p.activation] = result;
+      ctx.noteWorkDoneFor(p.activation);
+    }
+  };
+  if (expand.activation) {
     state.fused[expand.activation] = Value();
-  state.fused[dwOp] = dw.activation ? Value() : yBlocked;
-  if (dw.activation)
-    state.fused[dw.activation] = yBlocked;
+    ctx.noteWorkDoneFor(expand.activation);
+  }
+  done(dwOp, dw, projectOp ? Value() : yBlocked);
+  if (projectOp)
+    done(projectOp, project, yBlocked);
   return TargetLowering::Lowered;
 }
 

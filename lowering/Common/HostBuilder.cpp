@@ -346,12 +346,25 @@ void HostBuilder::emitProfileHook(Operation *op) {
   b.create<func::CallOp>(currentLoc, kProfileHook, TypeRange{},
                          ValueRange{index});
   if (op)
-    out.profiledOps.push_back({describeOp(op), estimateOpWork(op)});
+    out.profiledOps.push_back({describeOp(op), workDoneEarlier.contains(op)
+                                                   ? OpWork{}
+                                                   : estimateOpWork(op)});
 }
 
 void HostBuilder::noteProductPrecision(WorkPrecision precision) {
   if (options.profile && !out.profiledOps.empty())
     out.profiledOps.back().work.precision = precision;
+}
+
+void HostBuilder::noteWorkDoneFor(Operation *later) {
+  if (!options.profile || out.profiledOps.empty())
+    return;
+  OpWork added = chainedOpWork(later);
+  OpWork &work = out.profiledOps.back().work;
+  work.ops += added.ops;
+  work.bytes += added.bytes;
+  work.product = work.product || added.product;
+  workDoneEarlier.insert(later);
 }
 
 LogicalResult HostBuilder::build() {

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlcc::lowering::host {
 
@@ -67,6 +68,7 @@ public:
   Value numThreads() override;
   Value runTimeLength() override;
   void noteProductPrecision(WorkPrecision precision) override;
+  void noteWorkDoneFor(Operation *later) override;
 
 private:
   struct Slot {
@@ -209,6 +211,8 @@ private:
   /// Of the views made by viewInside: their byte offset in the arena.
   DenseMap<Value, Value> offsetInArena;
   DenseMap<Value, std::function<void(Value)>> deferred;
+  /// Ops whose work an earlier op's kernels did (noteWorkDoneFor).
+  llvm::DenseSet<Operation *> workDoneEarlier;
   DenseMap<Value, Value> extentBuffers;
   /// Where the outputs' dims go (set with the arena plan), and how many.
   arith::ConstantIndexOp outputDimsOffset;

@@ -2,6 +2,8 @@
 
 #include "OpWork.h"
 
+#include <algorithm>
+
 #include "GraphDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -96,6 +98,13 @@ OpWork estimateOpWork(Operation *op) {
   else if (op->getNumRegions() == 0)
     for (Value v : op->getResults())
       work.ops += elementsOf(v);
+  return work;
+}
+
+OpWork chainedOpWork(Operation *op) {
+  OpWork work = estimateOpWork(op);
+  if (op->getNumOperands() > 0)
+    work.bytes = std::max(0.0, work.bytes - 2 * bytesOf(op->getOperand(0)));
   return work;
 }
 

@@ -44,6 +44,10 @@ struct ProfiledOp {
 /// with regions count their operands and results only).
 OpWork estimateOpWork(mlir::Operation *op);
 
+/// The work `op` adds to its producer's kernels when they compute it too:
+/// its input 0, the producer's result, is then neither written nor read.
+OpWork chainedOpWork(mlir::Operation *op);
+
 } // namespace mlcc::lowering
 
 #endif // MLCC_LOWERING_COMMON_OPWORK_H

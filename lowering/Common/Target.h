@@ -120,6 +120,10 @@ public:
   /// Says that this op's product runs in `precision` (int8 or bf16 kernels),
   /// which `mlcc bench --per-op` measures it against; f32 unless said.
   virtual void noteProductPrecision(WorkPrecision precision) {}
+  /// Says that this op's kernels also compute `later`, an op after it whose
+  /// own lowering then emits nothing: `mlcc bench --per-op` counts its work
+  /// here (chainedOpWork) and none there.
+  virtual void noteWorkDoneFor(mlir::Operation *later) {}
 };
 
 /// The most i64 fields a parallelFor body can take.

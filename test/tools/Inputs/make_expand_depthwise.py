@@ -4,15 +4,20 @@ output_*.pb). Seeded random weights and biases, constant in the model.
 
 Each output is a 1x1 conv whose result only a depthwise conv reads, with an
 expanded tensor over 512 KiB: the pair runs in bands of the depthwise
-conv's output rows (lowering/AVX512/ExpandDepthwiseBands.cpp).
+conv's output rows (lowering/AVX512/ExpandDepthwiseBands.cpp), and so does
+a 1x1 projection that alone reads the depthwise result.
 
   s2   x [1, 16, 56, 56]  16 -> 96, bias, Clip(0, 6); dw 3x3 s2 p1, bias,
                           Clip(0, 6)         (MobileNetV2's; 1 row carried)
-  s1   y [1, 24, 40, 40]  24 -> 150, Relu; dw 3x3 p1, bias   (2 rows
-                          carried, a channel tail)
+  s1   y [1, 24, 40, 40]  24 -> 150, Relu; dw 3x3 p1, bias; project
+                          150 -> 24, bias, + y (2 rows carried, a channel
+                          tail, a residual)
   k5   z [1, 32, 33, 40]  32 -> 120, bias; dw 5x5 s2 pads (2, 2, 1, 1),
-                          Relu              (odd rows, uneven pads)
-  dil  u [1, 16, 48, 48]  16 -> 64; dw 3x3 dilation 2 p2, bias
+                          Relu; project 120 -> 40, Relu (odd rows, uneven
+                          pads)
+  dil  u [1, 16, 48, 48]  16 -> 64; dw 3x3 dilation 2 p2, bias; project
+                          64 -> 16 + Relu(v), whose Relu comes after the
+                          dw conv: not in the bands
   two  x                  16 -> 96, bias; read by a dw 3x3 and by an
                           output of its own: not in bands
 """
@@ -31,6 +36,7 @@ inputs = {
     "y": rng.standard_normal((1, 24, 40, 40)).astype(np.float32),
     "z": rng.standard_normal((1, 32, 33, 40)).astype(np.float32),
     "u": rng.standard_normal((1, 16, 48, 48)).astype(np.float32),
+    "v": rng.standard_normal((1, 16, 48, 48)).astype(np.float32),
 }
 inits, nodes, outputs, expected = [], [], [], []
 
@@ -79,20 +85,40 @@ def output(name, y, y_ref):
     expected.append(np.ascontiguousarray(y_ref, dtype=np.float32))
 
 
+def add(name, y, y_ref, z, z_ref):
+    nodes.append(helper.make_node("Add", [y, z], [name + "_sum"]))
+    return name + "_sum", y_ref + z_ref
+
+
 def pair(name, src, m, k, expand_bias, expand_act, dw_bias, dw_act, s=1,
-         pads=(1, 1, 1, 1), d=1):
+         pads=(1, 1, 1, 1), d=1, project=None):
     t, t_ref = conv(name + "_expand", src, inputs[src], m, 1,
                     bias=expand_bias, act=expand_act)
     y, y_ref = conv(name + "_dw", t, t_ref, m, k, group=m, s=s, pads=pads,
                     d=d, bias=dw_bias, act=dw_act)
+    if project:
+        y, y_ref = project(y, y_ref)
     output(name, y, y_ref)
     return t, t_ref
 
 
+def project_s1(y, y_ref):
+    y, y_ref = conv("s1_proj", y, y_ref, 24, 1, bias=True)
+    return add("s1_proj", y, y_ref, "y", inputs["y"])
+
+
+def project_dil(y, y_ref):
+    v, v_ref = activation("dil_v", "v", inputs["v"], "relu")
+    y, y_ref = conv("dil_proj", y, y_ref, 16, 1)
+    return add("dil_proj", y, y_ref, v, v_ref)
+
+
 pair("s2", "x", 96, 3, True, "clip", True, "clip", s=2)
-pair("s1", "y", 150, 3, False, "relu", True, None)
-pair("k5", "z", 120, 5, True, None, False, "relu", s=2, pads=(2, 2, 1, 1))
-pair("dil", "u", 64, 3, False, None, True, None, pads=(2, 2, 2, 2), d=2)
+pair("s1", "y", 150, 3, False, "relu", True, None, project=project_s1)
+pair("k5", "z", 120, 5, True, None, False, "relu", s=2, pads=(2, 2, 1, 1),
+     project=lambda y, y_ref: conv("k5_proj", y, y_ref, 40, 1, act="relu"))
+pair("dil", "u", 64, 3, False, None, True, None, pads=(2, 2, 2, 2), d=2,
+     project=project_dil)
 t, t_ref = pair("two", "x", 96, 3, True, None, False, None)
 output("two_expanded", t, t_ref)
 
