@@ -2,12 +2,14 @@
 few output channel blocks and 23 output rows, which threads split by bands
 of rows (2 rows each, so 12 bands, the last of 1 row):
 
-  x [1, 3, 46, 30] -> Conv 7x7 s2 p3 (3->32) + Relu -> a   (a stem on the
+  x [1, 3, 46, 70] -> Conv 7x7 s2 p3 (3->32) + Relu -> a   (a stem on the
                                                           plain input)
   a -> depthwise Conv 3x3 p1 (32) -> b
   b -> Conv 1x1 (32->40) -> c                              (a channel tail)
   a -> Conv 1x1 (32->40) -> r
   Relu(c + r) -> y                                         (a residual)
+  a -> Conv 1x1 (32->256) + Relu -> z                      (8 chunks of two
+                                   channel blocks, but bands read fewer bytes)
 
 with seeded random weights and biases."""
 import os
@@ -29,7 +31,8 @@ def weight(name, shape):
 inits = [weight("ws", (32, 3, 7, 7)), weight("bs", (32,)),
          weight("wd", (32, 1, 3, 3)), weight("bd", (32,)),
          weight("wc", (40, 32, 1, 1)), weight("wr", (40, 32, 1, 1)),
-         weight("br", (40,))]
+         weight("br", (40,)), weight("wz", (256, 32, 1, 1)),
+         weight("bz", (256,))]
 nodes = [
     helper.make_node("Conv", ["x", "ws", "bs"], ["s"], kernel_shape=[7, 7],
                      strides=[2, 2], pads=[3, 3, 3, 3]),
@@ -40,14 +43,17 @@ nodes = [
     helper.make_node("Conv", ["a", "wr", "br"], ["r"], kernel_shape=[1, 1]),
     helper.make_node("Add", ["c", "r"], ["sum"]),
     helper.make_node("Relu", ["sum"], ["y"]),
+    helper.make_node("Conv", ["a", "wz", "bz"], ["zc"], kernel_shape=[1, 1]),
+    helper.make_node("Relu", ["zc"], ["z"]),
 ]
 graph = helper.make_graph(
     nodes, "bands",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 46, 30])],
-    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 40, 23, 15])],
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 46, 70])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 40, 23, 35]),
+     helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 256, 23, 35])],
     inits)
 onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
           os.path.join(out, "model.onnx"))
-x = rng.standard_normal((1, 3, 46, 30)).astype(np.float32)
+x = rng.standard_normal((1, 3, 46, 70)).astype(np.float32)
 open(os.path.join(out, "input_0.pb"), "wb").write(
     numpy_helper.from_array(x, "x").SerializeToString())
