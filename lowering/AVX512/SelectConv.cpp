@@ -396,39 +396,43 @@ bool planConvOp(Operation *op, OpLoweringContext &ctx, PlannedConv &conv) {
   return true;
 }
 
-/// The depthwise conv that alone reads `expand`'s result (after its
-/// activation), when the two run in bands (ExpandDepthwiseBands.cpp).
-Operation *bandedDepthwiseReader(Operation *op, const PlannedConv &expand,
-                                 OpLoweringContext &ctx, PlannedConv &dw) {
+/// The conv that alone reads `op`'s result (after `planned`'s activation),
+/// as its input, planned into `reader`.
+Operation *soleConvReader(Operation *op, const PlannedConv &planned,
+                          OpLoweringContext &ctx, PlannedConv &reader) {
   Value t =
-      expand.activation ? expand.activation->getResult(0) : op->getResult(0);
+      planned.activation ? planned.activation->getResult(0) : op->getResult(0);
   if (!t.hasOneUse())
     return nullptr;
-  Operation *reader = *t.getUsers().begin();
-  if (reader->getOperand(0) != t || !planConvOp(reader, ctx, dw) ||
-      !expandDepthwiseApplies(expand.spec, dw.spec))
+  Operation *user = *t.getUsers().begin();
+  if (user->getOperand(0) != t || !planConvOp(user, ctx, reader))
     return nullptr;
-  return reader;
+  return user;
 }
 
-/// The 1x1 conv that alone reads the depthwise conv's result (after its
-/// activation), when it runs in the bands too. The bands run where `op` is,
-/// so its residual must have been computed by then.
+/// The depthwise conv that alone reads `expand`'s result, when the two run
+/// in bands (ExpandDepthwiseBands.cpp).
+Operation *bandedDepthwiseReader(Operation *op, const PlannedConv &expand,
+                                 OpLoweringContext &ctx, PlannedConv &dw) {
+  Operation *reader = soleConvReader(op, expand, ctx, dw);
+  return reader && expandDepthwiseApplies(expand.spec, dw.spec) ? reader
+                                                                : nullptr;
+}
+
+/// The 1x1 conv that alone reads the depthwise conv's result, when it runs
+/// in the bands too. The bands run where `op` is, so its residual must have
+/// been computed by then.
 Operation *bandedProjection(Operation *op, Operation *dwOp,
                             const PlannedConv &dw, OpLoweringContext &ctx,
                             PlannedConv &project) {
-  Value t = dw.activation ? dw.activation->getResult(0) : dwOp->getResult(0);
-  if (!t.hasOneUse())
-    return nullptr;
-  Operation *reader = *t.getUsers().begin();
-  if (reader->getOperand(0) != t || !planConvOp(reader, ctx, project) ||
-      !projectionApplies(dw.spec, project.spec))
+  Operation *reader = soleConvReader(dwOp, dw, ctx, project);
+  if (!reader || !projectionApplies(dw.spec, project.spec))
     return nullptr;
   if (Value z = project.residual) {
     Operation *def = z.getDefiningOp();
     Block *block = def ? def->getBlock() : cast<BlockArgument>(z).getOwner();
-    if (!block->findAncestorOpInBlock(*op) ||
-        (def && !def->isBeforeInBlock(block->findAncestorOpInBlock(*op))))
+    Operation *bandsAt = block->findAncestorOpInBlock(*op);
+    if (!bandsAt || (def && !def->isBeforeInBlock(bandsAt)))
       return nullptr;
   }
   return reader;
