@@ -12,6 +12,10 @@ namespace mlcc::avx512 {
 void emitWholeOrParallel(OpLoweringContext &ctx, StringRef whole,
                          ArrayRef<Value> fields, int64_t n,
                          function_ref<void(Value, ValueRange)> chunk) {
+  if (ctx.oneThread()) {
+    ctx.callKernel(whole, fields);
+    return;
+  }
   OpBuilder &b = ctx.builder();
   Location loc = ctx.loc();
   Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);

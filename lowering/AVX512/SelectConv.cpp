@@ -332,6 +332,10 @@ LogicalResult emitConvCalls(Operation *op, OpLoweringContext &ctx,
       (spec.group != 1 || spec.c >= kConvBlock || blocksPerChunk(spec) == 2);
   if (grouped)
     return emitGroupedConv(op, ctx, spec, groupsPerChunk, fields);
+  if (ctx.oneThread()) {
+    ctx.callKernel(symbol, fields);
+    return success();
+  }
   if (spec.n != 1)
     return emitImagesConv(op, ctx, spec, symbol, fields);
   if (splitsConvByRows(spec))

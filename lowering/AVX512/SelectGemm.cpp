@@ -284,8 +284,8 @@ TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
                          : b.create<arith::ConstantIntOp>(ctx.loc(), 0, 64));
   if (rows) // m; the chunks of columns all take it
     fields.push_back(rows);
-  if (spec.n <= kThreadedColumns || failed(emitThreadedGemm(op, ctx, spec,
-                                                            symbol, fields)))
+  if (ctx.oneThread() || spec.n <= kThreadedColumns ||
+      failed(emitThreadedGemm(op, ctx, spec, symbol, fields)))
     ctx.callKernel(symbol, fields);
   return TargetLowering::Lowered;
 }

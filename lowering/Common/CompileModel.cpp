@@ -272,7 +272,8 @@ LogicalResult compileModel(ArrayRef<ModuleOp> variants, Target &target,
     if (failed(buildHostModule(main, target, options.name,
                                {options.profile, options.targetKernels,
                                 options.externalWeights || device,
-                                options.padded.has_value()},
+                                options.padded.has_value(),
+                                options.target.minParallelMicros},
                                host))) {
       if (errors.empty())
         errors.push_back("lowering to --target " + target.name().str() +

@@ -59,6 +59,28 @@ std::string tensorName(func::FuncOp f, unsigned i, bool input) {
   return (input ? "input_" : "output_") + std::to_string(i);
 }
 
+/// What one core does per microsecond, for the estimate of an op's time:
+/// about half of a Zen 5 core's f32 FMA peak, and of its L2 copy bandwidth.
+constexpr double kOpsPerMicro = 100e3;
+constexpr double kBytesPerMicro = 40e3;
+
+/// Whether `op`'s work (estimateOpWork) takes less than `minMicros` on one
+/// core: never for tensors of run-time extents, whose estimate counts them
+/// as empty.
+bool oneThreadEnough(Operation *op, double minMicros) {
+  auto dynamic = [](Value v) {
+    auto t = dyn_cast<ShapedType>(v.getType());
+    return t && !t.hasStaticShape();
+  };
+  if (llvm::any_of(op->getOperands(), dynamic) ||
+      llvm::any_of(op->getResults(), dynamic))
+    return false;
+  OpWork work = estimateOpWork(op);
+  double micros = std::max(work.product ? work.ops / kOpsPerMicro : 0.0,
+                           work.bytes / kBytesPerMicro);
+  return micros < minMicros;
+}
+
 } // namespace
 
 LogicalResult HostBuilder::checkSupported() {
@@ -264,6 +286,7 @@ LogicalResult HostBuilder::lowerOp(Operation *op) {
     return success();
 
   checkIndices(op);
+  oneThreadOp = oneThreadEnough(op, options.minParallelMicros);
   // A data-dependent op's extents are the portable lowering's to compute.
   bool ownExtents = llvm::any_of(op->getResults(), [](Value r) {
     return llvm::is_contained(graph::extentSources(r), graph::kOwnExtent);

@@ -110,6 +110,9 @@ struct HostOptions {
   /// The entry runs a variant of a range of lengths: the last 8 bytes of
   /// its arena hold the run's length (OpLoweringContext::runTimeLength).
   bool runTimeLength = false;
+  /// Ops estimated to take less than this on one core run on the calling
+  /// thread (TargetOptions::minParallelMicros).
+  double minParallelMicros = kDefaultMinParallelMicros;
 };
 
 mlir::LogicalResult buildHostModule(mlir::func::FuncOp graph, Target &target,

@@ -67,6 +67,7 @@ public:
       std::function<void(Value, Value, ValueRange)> body) override;
   Value numThreads() override;
   Value runTimeLength() override;
+  bool oneThread() override { return oneThreadOp; }
   void noteProductPrecision(WorkPrecision precision) override;
   void noteWorkDoneFor(Operation *later) override;
 
@@ -213,6 +214,9 @@ private:
   DenseMap<Value, std::function<void(Value)>> deferred;
   /// Ops whose work an earlier op's kernels did (noteWorkDoneFor).
   llvm::DenseSet<Operation *> workDoneEarlier;
+  /// The op being lowered does too little work to share with the pool
+  /// (oneThreadEnough): numThreads() is 1 and parallel loops run inline.
+  bool oneThreadOp = false;
   DenseMap<Value, Value> extentBuffers;
   /// Where the outputs' dims go (set with the arena plan), and how many.
   arith::ConstantIndexOp outputDimsOffset;

@@ -151,6 +151,8 @@ static Value fromField(OpBuilder &b, Location loc, Value field, Type t) {
 }
 
 bool HostBuilder::distributeParallelLoop(scf::ParallelOp loop) {
+  if (oneThreadOp)
+    return false;
   if (loop.getNumResults() != 0)
     return false;
   std::optional<SmallVector<int64_t>> trips = tripCounts(loop);

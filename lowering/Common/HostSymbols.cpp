@@ -286,6 +286,8 @@ Value HostBuilder::finishDeviceStatus() {
 }
 
 Value HostBuilder::numThreads() {
+  if (oneThreadOp)
+    return b.create<arith::ConstantIntOp>(currentLoc, 1, 64);
   FunctionType type = b.getFunctionType({poolType()}, {b.getI32Type()});
   declareRuntime("mlcc_threadpool_num_threads", type);
   Value n = b.create<func::CallOp>(currentLoc, "mlcc_threadpool_num_threads",
@@ -352,11 +354,17 @@ void HostBuilder::parallelForRanges(
     b.create<memref::StoreOp>(
         currentLoc, field, array,
         ValueRange{b.create<arith::ConstantIndexOp>(currentLoc, i)});
+  Value count = b.create<arith::ConstantIntOp>(currentLoc, n, 64);
+  if (oneThreadOp) {
+    Value zero = b.create<arith::ConstantIntOp>(currentLoc, 0, 64);
+    b.create<func::CallOp>(currentLoc, function,
+                           ValueRange{array, zero, count});
+    return;
+  }
   FunctionType parallelForType = b.getFunctionType(
       {poolType(), b.getI64Type(), bodyType, fieldsType}, {b.getI32Type()});
   declareRuntime("mlcc_threadpool_parallel_for", parallelForType);
   Value fn = b.create<func::ConstantOp>(currentLoc, bodyType, name);
-  Value count = b.create<arith::ConstantIntOp>(currentLoc, n, 64);
   b.create<func::CallOp>(currentLoc, "mlcc_threadpool_parallel_for",
                          TypeRange{b.getI32Type()},
                          ValueRange{pool(), count, fn, array});

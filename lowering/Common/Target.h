@@ -100,8 +100,13 @@ public:
                     std::function<void(mlir::Value begin, mlir::Value end,
                                        mlir::ValueRange fields)>
                         body) = 0;
-  /// The i64 number of threads the model runs on (1 without a pool).
+  /// The i64 number of threads the model runs on (1 without a pool, and 1
+  /// for an op too small to share: see oneThread).
   virtual mlir::Value numThreads() = 0;
+  /// The op being lowered runs on the calling thread whatever the pool
+  /// (TargetOptions::minParallelMicros): its lowering need not generate
+  /// kernels for parts of it, and parallelFor runs inline.
+  virtual bool oneThread() { return false; }
   /// The i64 length of a dim compiled as a range of lengths (`--dim
   /// seq=1..512`) in this run, at most the static extent this variant was
   /// compiled for; for the ops marked kRunTimeLengthAttr, which must not
@@ -179,6 +184,13 @@ enum class DeviceFault {
 };
 
 /// What `mlcc compile` says about the target beyond its name.
+/// TargetOptions::minParallelMicros by default: below about 20 us a
+/// dispatch to the pool and the data its tensors move between the cores cost
+/// more than a second thread saves. ShuffleNetV2 x0.5 (~150 ops of 2 to
+/// 20 us) took 1.26 ms on 2 threads and 0.85 ms on 1 with every op split,
+/// 0.80 ms on 2 with this (Zen 5).
+constexpr double kDefaultMinParallelMicros = 20;
+
 struct TargetOptions {
   /// GPU architectures a CUDA model is compiled for ("sm_80,sm_90"); empty
   /// for the target's default.
@@ -203,6 +215,9 @@ struct TargetOptions {
   /// compute in bf16 with f32 accumulation (needs a --cpu with
   /// AVX512_BF16).
   std::string precision;
+  /// CPU targets: an op whose estimated time on one core is under this
+  /// (microseconds) runs on the calling thread, not split over the pool.
+  double minParallelMicros = kDefaultMinParallelMicros;
 };
 
 /// The host triple of every target but metal.

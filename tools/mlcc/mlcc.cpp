@@ -163,6 +163,15 @@ int main(int argc, char **argv) {
       "another CPU LLVM knows; create refuses to run it on a CPU without "
       "them (MLCC_UNSUPPORTED_CPU)";
   compileCmd->add_option("--cpu", compile.targetOptions.cpu, cpuHelp);
+  const char *minParallelHelp =
+      "--target avx512: an op estimated to take less than this many "
+      "microseconds on one core runs on the calling thread, not split over "
+      "the pool's threads (0: split every op that can be)";
+  compileCmd
+      ->add_option("--min-parallel-us", compile.targetOptions.minParallelMicros,
+                   minParallelHelp)
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   const char *precisionHelp =
       "--target avx512: fp32, or bf16: matmul/gemm/fc layers with constant "
       "weights compute in bf16 with f32 accumulation (vdpbf16ps; needs a "
@@ -212,6 +221,11 @@ int main(int argc, char **argv) {
   runCmd->add_flag("--vulkan-no-float64", run.targetOptions.vulkanNoFloat64,
                    noFloat64Help);
   runCmd->add_option("--cpu", run.targetOptions.cpu, cpuHelp);
+  runCmd
+      ->add_option("--min-parallel-us", run.targetOptions.minParallelMicros,
+                   minParallelHelp)
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   runCmd->add_option("--precision", run.targetOptions.precision, precisionHelp)
       ->check(CLI::IsMember(precisions));
   runCmd->add_option("--threads", run.threads,
@@ -248,6 +262,11 @@ int main(int argc, char **argv) {
                      "Also print each timed run as a JSON line");
   benchCmd->add_flag("--portable-only", bench.portableOnly, portableHelp);
   benchCmd->add_option("--cpu", bench.cpu, cpuHelp);
+  benchCmd
+      ->add_option("--min-parallel-us", bench.minParallelMicros,
+                   minParallelHelp)
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   benchCmd->add_option("--precision", bench.precision, precisionHelp)
       ->check(CLI::IsMember(precisions));
 
