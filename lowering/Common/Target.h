@@ -183,7 +183,6 @@ enum class DeviceFault {
   NoBarriers,
 };
 
-/// What `mlcc compile` says about the target beyond its name.
 /// TargetOptions::minParallelMicros by default: below about 20 us a
 /// dispatch to the pool and the data its tensors move between the cores cost
 /// more than a second thread saves. ShuffleNetV2 x0.5 (~150 ops of 2 to
@@ -191,6 +190,7 @@ enum class DeviceFault {
 /// 0.80 ms on 2 with this (Zen 5).
 constexpr double kDefaultMinParallelMicros = 20;
 
+/// What `mlcc compile` says about the target beyond its name.
 struct TargetOptions {
   /// GPU architectures a CUDA model is compiled for ("sm_80,sm_90"); empty
   /// for the target's default.
