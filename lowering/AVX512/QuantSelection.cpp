@@ -105,8 +105,7 @@ bool useAmx(const lowering::CpuTarget &cpu, bool bf16, int64_t m, int64_t k) {
 }
 
 bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
-                     const Int8GemmPlan &plan, bool threaded,
-                     Int8GemmKernels &out) {
+                     const Int8GemmPlan &plan, Int8GemmKernels &out) {
   PackedInt8B packed;
   if (plan.bf16)
     packed =
@@ -178,7 +177,7 @@ bool prepareInt8Gemm(Operation *op, OpLoweringContext &ctx,
     symbol = ctx.addKernel(spec.name + kind + "_cols", std::move(partCode));
     return true;
   };
-  if (threaded && chunks > 1 && generate(kThreadedColumns, out.chunk) &&
+  if (!ctx.oneThread() && chunks > 1 && generate(kThreadedColumns, out.chunk) &&
       (tail == kThreadedColumns || generate(tail, out.tail)))
     out.chunks = chunks;
   return true;
@@ -312,7 +311,7 @@ void packAtRunTime(OpLoweringContext &ctx, const Int8GemmPlan &plan,
 TargetLowering emitInt8Gemm(Operation *op, OpLoweringContext &ctx,
                             Int8GemmPlan &plan) {
   Int8GemmKernels kernels;
-  if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))
+  if (!prepareInt8Gemm(op, ctx, plan, kernels))
     return TargetLowering::Failed;
   Value a = ctx.address(ctx.buffer(plan.a));
   Value c = ctx.address(ctx.buffer(plan.result));

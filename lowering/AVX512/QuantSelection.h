@@ -111,11 +111,11 @@ struct Int8GemmKernels {
   mlir::Value rows;
 };
 
-/// Packs B and generates the kernels; false after an error on `op`.
+/// Packs B and generates the kernels (with kernels for chunks of columns
+/// unless the op runs on one thread); false after an error on `op`.
 /// `plan.result` and `plan.residual` are not read.
 bool prepareInt8Gemm(mlir::Operation *op, OpLoweringContext &ctx,
-                     const Int8GemmPlan &plan, bool threaded,
-                     Int8GemmKernels &out);
+                     const Int8GemmPlan &plan, Int8GemmKernels &out);
 
 /// Packs B (at address `b`, or the buffer of plan.runtime.b when null) into
 /// the scratch buffers of `kernels`, for a plan packed at run time.
@@ -137,8 +137,8 @@ bool runtimeScalars(mlir::Value v, int64_t slices, bool zeroPoint);
 mlir::Value loadZeroPoint(OpLoweringContext &ctx, mlir::Value v);
 
 /// Calls the kernels on A at address `a`, C at `c` (and the residual at
-/// `residual`, when the plan has one): over the pool when they were
-/// prepared threaded.
+/// `residual`, when the plan has one): over the pool when chunk kernels
+/// were prepared.
 void callInt8Gemm(OpLoweringContext &ctx, const Int8GemmKernels &kernels,
                   mlir::Value a, mlir::Value c, mlir::Value residual);
 

@@ -71,7 +71,8 @@ TargetLowering emitChannelAffine(Operation *op, OpLoweringContext &ctx,
   // the model from 11.6 to 11.2 ms on 2 threads (Zen 5).
   const int64_t blocks = convBlocks(c);
   const int64_t planeBytes = spec.pixels * kConvBlock * 4;
-  if (spec.n != 1 || blocks < 2 || blocks * planeBytes < kThreadedBytes) {
+  if (ctx.oneThread() || spec.n != 1 || blocks < 2 ||
+      blocks * planeBytes < kThreadedBytes) {
     ctx.callKernel(kernels.whole, fields);
   } else {
     const int64_t perChunk = (blocks + kChunks - 1) / kChunks;

@@ -62,7 +62,7 @@ TargetLowering selectBf16Gemm(Operation *op, OpLoweringContext &ctx,
   plan.rows = lengthRows(op, ctx, plan.result, plan.m);
   plan.amx = useAmx(state.cpu, /*bf16=*/true, plan.m, plan.k);
   Int8GemmKernels kernels;
-  if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))
+  if (!prepareInt8Gemm(op, ctx, plan, kernels))
     return TargetLowering::Failed;
 
   Value a16 = emitToBf16(op, ctx, state, plan.a, ctx.buffer(plan.a));

@@ -54,7 +54,7 @@ TargetLowering selectLrn(Operation *op, OpLoweringContext &ctx,
   // mlcc_stencil_args: src, dst.
   SmallVector<Value> fields{ctx.address(ctx.buffer(x)),
                             ctx.address(ctx.buffer(y))};
-  if (n < 2) {
+  if (ctx.oneThread() || n < 2) {
     ctx.callKernel(symbol, fields);
     return TargetLowering::Lowered;
   }

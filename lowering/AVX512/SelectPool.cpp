@@ -52,7 +52,8 @@ TargetLowering lowerBlockedPool(Operation *op, OpLoweringContext &ctx,
                             ctx.address(yBlocked)};
   const int64_t planes = spec.n * convBlocks(spec.c);
   const int64_t inPlaneBytes = spec.h * spec.w * kConvBlock * 4;
-  if (planes < 2 || planes * inPlaneBytes < kThreadedPoolBytes) {
+  if (ctx.oneThread() || planes < 2 ||
+      planes * inPlaneBytes < kThreadedPoolBytes) {
     ctx.callKernel(kernels.whole, fields);
   } else {
     const int64_t most = std::min(planes, kPoolChunks);

@@ -483,7 +483,7 @@ TargetLowering selectQuantConv(Operation *op, OpLoweringContext &ctx,
   plan.residual = residual;
   plan.amx = g.amx;
   Int8GemmKernels kernels;
-  if (!prepareInt8Gemm(op, ctx, plan, /*threaded=*/true, kernels))
+  if (!prepareInt8Gemm(op, ctx, plan, kernels))
     return TargetLowering::Failed;
 
   OpBuilder &b = ctx.builder();

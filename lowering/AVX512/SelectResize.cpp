@@ -194,7 +194,7 @@ TargetLowering selectResize(Operation *op, OpLoweringContext &ctx,
   const int64_t perChunk = std::max<int64_t>(
       1, (kMinChunkBytes + unitBytes - 1) / std::max<int64_t>(unitBytes, 1));
   const int64_t chunks = (units + perChunk - 1) / perChunk;
-  if (chunks < 2) {
+  if (ctx.oneThread() || chunks < 2) {
     ctx.callKernel(whole, fields);
     return TargetLowering::Lowered;
   }

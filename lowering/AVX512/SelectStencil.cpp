@@ -89,7 +89,7 @@ TargetLowering selectStencil(Operation *op, OpLoweringContext &ctx,
   int64_t planes = 1;
   for (size_t d = 0; d < batchDims; ++d)
     planes *= spec.shape[d];
-  if (planes < 2) {
+  if (ctx.oneThread() || planes < 2) {
     ctx.callKernel(symbol, fields);
     return TargetLowering::Lowered;
   }

@@ -61,7 +61,7 @@ bool transformKernels(Operation *op, OpLoweringContext &ctx,
   if (!add(spec, out.whole))
     return false;
   const int64_t total = spec.*channels, blocks = convBlocks(total);
-  if (spec.n != 1 || blocks < 2 ||
+  if (ctx.oneThread() || spec.n != 1 || blocks < 2 ||
       blocks * planeBytes < kThreadedTransformBytes)
     return true;
   const int64_t most = std::min(blocks, kTransformChunks);
