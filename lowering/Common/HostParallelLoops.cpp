@@ -36,6 +36,8 @@ namespace {
 
 /// Operations (counted over every iteration of the nest's loops) below
 /// which a nest is not worth a dispatch to the pool (a few microseconds).
+/// This is per nest, beside the per-op estimate (oneThreadEnough): an op's
+/// nests differ in size, and an op with run-time extents has no estimate.
 constexpr int64_t kMinParallelWork = 1 << 16;
 /// The leading dims are collapsed until they give at least this many
 /// chunks to share out.
