@@ -196,6 +196,35 @@ TEST_CASE("parallel_for uses the workers", "[runtime][threadpool]") {
   CHECK(r.ids.count(std::this_thread::get_id()) == 1);
 }
 
+TEST_CASE("parallel_for gives each thread its own run of chunks first",
+          "[runtime][threadpool]") {
+  // 2 threads, 8 chunks of one index: the caller's run is [0, 4), the
+  // worker's [4, 8). The caller holds chunk 0 until the worker has started,
+  // so the worker's first claim cannot be a chunk that the caller left: it
+  // must be its own run's first. (With one shared counter it was chunk 1.)
+  Pool p(2);
+  struct Ctx {
+    std::thread::id caller = std::this_thread::get_id();
+    std::mutex mutex;
+    std::condition_variable ran;
+    std::vector<int64_t> workerChunks;
+  } ctx;
+  auto body = [](void *raw, int64_t begin, int64_t) {
+    auto *c = static_cast<Ctx *>(raw);
+    std::unique_lock<std::mutex> lock(c->mutex);
+    if (std::this_thread::get_id() != c->caller) {
+      c->workerChunks.push_back(begin);
+      c->ran.notify_all();
+    } else if (begin == 0) {
+      c->ran.wait_for(lock, std::chrono::seconds(10),
+                      [&] { return !c->workerChunks.empty(); });
+    }
+  };
+  REQUIRE(mlcc_threadpool_parallel_for(p.pool, 8, body, &ctx) == MLCC_OK);
+  REQUIRE_FALSE(ctx.workerChunks.empty());
+  CHECK(ctx.workerChunks.front() == 4);
+}
+
 TEST_CASE("parallel_for wakes workers that went to sleep",
           "[runtime][threadpool]") {
   // Gaps longer than the spin make every call go through the sleep path.
