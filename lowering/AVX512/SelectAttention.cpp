@@ -11,9 +11,10 @@
 //                                          written in place into Y
 //                                          (ldc = H*D)
 // so none of the [B, H, S, D] transposed copies of the group exist, and
-// the scores are a [S, S] scratch buffer reused by every head. A mask of
-// another broadcast shape goes to the portable lowering (the decomposed
-// group).
+// the scores are a [S, S] scratch buffer reused by every head of a run:
+// the pool's threads take runs of (b, h) pairs, each with its scratch. A
+// mask of another broadcast shape goes to the portable lowering (the
+// decomposed group).
 //
 // Padded keys: with a row mask per sequence ([B or 1, 1, 1, S], BERT's),
 // the keys after the last one whose mask is above kPaddedKeyMask are the
@@ -51,6 +52,11 @@ namespace mlcc::avx512 {
 /// A mask value at or below this marks a padded key: what BERT's exports
 /// add for padding ((1 - mask) * -10000; newer ones use the f32 minimum).
 constexpr float kPaddedKeyMask = -1.0e4f;
+
+/// Runs of (batch item, head) pairs the pool's threads take, each with a
+/// scratch of its own (packed K^T and V, the scores and the probs: 192 KiB
+/// for BERT-base's 128 positions, 2.3 MiB for 512).
+constexpr int64_t kAttentionRuns = 8;
 
 /// The keys of batch item `bi` before the padding its row mask marks (see
 /// above), as i64; all `seq` when there is none or every key is masked.
@@ -174,62 +180,6 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   OpBuilder &b = ctx.builder();
   Location loc = ctx.loc();
   Type f32 = b.getF32Type();
-  auto panels = [](int64_t n) { return (n + kGemmPanel - 1) / kGemmPanel; };
-  Value packedK =
-      ctx.scratch(MemRefType::get({panels(seq), dim, kGemmPanel}, f32));
-  Value packedV =
-      ctx.scratch(MemRefType::get({panels(dim), seq, kGemmPanel}, f32));
-  Value scores = ctx.scratch(MemRefType::get({seq, seq}, f32));
-  Value probs = ctx.scratch(MemRefType::get({seq, seq}, f32));
-  Value kBuffer = ctx.buffer(k), vBuffer = ctx.buffer(v);
-  Value qAddress = ctx.address(ctx.buffer(q));
-  Value yAddress = ctx.address(ctx.buffer(y));
-  Value maskAddress = hasMask ? ctx.address(ctx.buffer(mask)) : Value();
-  Value packedKAddress = ctx.address(packedK);
-  Value packedVAddress = ctx.address(packedV);
-  Value scoresAddress = ctx.address(scores);
-  Value probsAddress = ctx.address(probs);
-  Value zero = b.create<arith::ConstantIntOp>(loc, 0, 64);
-  Value scaleValue = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(scale));
-
-  // One iteration per (b, h). Built first and filled after: the kernel
-  // calls need the loops to be in the function already.
-  auto batchLoop =
-      b.create<scf::ForOp>(loc, indexConst(b, loc, 0),
-                           indexConst(b, loc, batch), indexConst(b, loc, 1));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(batchLoop.getBody()->getTerminator());
-  Value keys = skipPadded ? unpaddedKeys(b, loc, ctx.buffer(mask), mb,
-                                         batchLoop.getInductionVar(), seq)
-                          : length;
-  if (skipPadded && padded)
-    keys = b.create<arith::MinSIOp>(loc, keys, length);
-  auto headLoop =
-      b.create<scf::ForOp>(loc, indexConst(b, loc, 0),
-                           indexConst(b, loc, heads), indexConst(b, loc, 1));
-  b.setInsertionPoint(headLoop.getBody()->getTerminator());
-  Value bi = batchLoop.getInductionVar(), hi = headLoop.getInductionVar();
-  Value headCol =
-      b.create<arith::MulIOp>(loc, hi, indexConst(b, loc, dim)); // h * D
-
-  // K_bh^T (D x S): element (d, j) is K[b, j, hD + d], times the scale.
-  emitPackedPanels(
-      b, loc, packedK, dim, seq,
-      [&](OpBuilder &lb, Location l, Value d, Value j) -> Value {
-        Value col = lb.create<arith::AddIOp>(l, headCol, d);
-        Value x = lb.create<memref::LoadOp>(l, kBuffer, ValueRange{bi, j, col});
-        return scale == 1.0f ? x : lb.create<arith::MulFOp>(l, x, scaleValue);
-      });
-  // V_bh (S x D): element (j, d) is V[b, j, hD + d].
-  emitPackedPanels(
-      b, loc, packedV, seq, dim,
-      [&](OpBuilder &lb, Location l, Value j, Value d) -> Value {
-        Value col = lb.create<arith::AddIOp>(l, headCol, d);
-        return lb.create<memref::LoadOp>(l, vBuffer, ValueRange{bi, j, col});
-      });
-
-  Value b64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), bi);
-  Value h64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), hi);
   auto i64 = [&](int64_t c) -> Value {
     return b.create<arith::ConstantIntOp>(loc, c, 64);
   };
@@ -239,41 +189,130 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   auto add = [&](Value x, Value y) -> Value {
     return b.create<arith::AddIOp>(loc, x, y);
   };
-  // Bytes to Q_bh's and Y_bh's first element: (b S H D + h D) * 4.
-  Value headOffset = add(mul(b64, seq * hidden * 4), mul(h64, dim * 4));
-  SmallVector<Value> scoresFields{add(qAddress, headOffset), packedKAddress};
-  Value maskOffset;
-  if (hasMask) {
-    maskOffset = maskAddress;
-    if (mb != 1)
-      maskOffset = add(maskOffset, mul(b64, mh * mr * seq * 4));
-    if (mh != 1)
-      maskOffset = add(maskOffset, mul(h64, mr * seq * 4));
-  }
-  // mlcc_gemm_args: a, packed_b, bias, c (, residual).
-  scoresFields.push_back(maskRow ? maskOffset : zero);
-  scoresFields.push_back(scoresAddress);
-  if (maskBlock)
-    scoresFields.push_back(maskOffset);
-  if (!runTimeKeys) {
+  auto identity = [](Value buffer) {
+    auto t = cast<MemRefType>(buffer.getType());
+    return MemRefType::get(t.getShape(), t.getElementType());
+  };
+  auto panels = [](int64_t n) { return (n + kGemmPanel - 1) / kGemmPanel; };
+  auto packedKType = MemRefType::get({panels(seq), dim, kGemmPanel}, f32);
+  auto packedVType = MemRefType::get({panels(dim), seq, kGemmPanel}, f32);
+  // Each run's scratch: packed K^T, packed V, the scores, the probs.
+  const int64_t packedKBytes = packedKType.getNumElements() * 4,
+                packedVBytes = packedVType.getNumElements() * 4,
+                scoresBytes = seq * seq * 4;
+  const int64_t runBytes = packedKBytes + packedVBytes + 2 * scoresBytes;
+  const int64_t items = batch * heads;
+  const int64_t runs = ctx.oneThread() ? 1 : std::min(items, kAttentionRuns);
+  Value keyBuffer = ctx.buffer(k), valueBuffer = ctx.buffer(v);
+  Value maskBuffer = hasMask ? ctx.buffer(mask) : Value();
+  enum Field { Q, K, V, Y, Mask, Length, Scratch };
+  SmallVector<Value> fields{
+      ctx.address(ctx.buffer(q)),
+      ctx.address(keyBuffer),
+      ctx.address(valueBuffer),
+      ctx.address(ctx.buffer(y)),
+      hasMask ? ctx.address(maskBuffer) : i64(0),
+      padded ? length : i64(0),
+      ctx.address(ctx.scratch(
+          MemRefType::get({runs * runBytes / 4}, b.getF32Type())))};
+
+  // Runs of (b, h) pairs over the threads, each on a scratch of its own.
+  ctx.parallelForRanges(runs, fields, [&](Value begin, Value end,
+                                          ValueRange f) {
+    // Runs [begin, end) are pairs [begin * items / runs, ...): one stretch,
+    // on the scratch of run `begin`.
+    auto itemOf = [&](Value run) -> Value {
+      return b.create<arith::DivSIOp>(loc, mul(run, items), i64(runs));
+    };
+    auto toIndex = [&](Value x) -> Value {
+      return b.create<arith::IndexCastOp>(loc, b.getIndexType(), x);
+    };
+    Value slot = add(f[Scratch], mul(begin, runBytes));
+    Value packedKAddress = slot, packedVAddress = add(slot, i64(packedKBytes));
+    Value scoresAddress = add(packedVAddress, i64(packedVBytes));
+    Value probsAddress = add(scoresAddress, i64(scoresBytes));
+    Value packedK = ctx.memrefAt(packedKAddress, packedKType);
+    Value packedV = ctx.memrefAt(packedVAddress, packedVType);
+    Value kBuffer = ctx.memrefAt(f[K], identity(keyBuffer));
+    Value vBuffer = ctx.memrefAt(f[V], identity(valueBuffer));
+    Value zero = i64(0); // in the body's function
+    auto itemLoop =
+        b.create<scf::ForOp>(loc, toIndex(itemOf(begin)), toIndex(itemOf(end)),
+                             indexConst(b, loc, 1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(itemLoop.getBody()->getTerminator());
+    Value item = itemLoop.getInductionVar();
+    Value bi = b.create<arith::DivUIOp>(loc, item, indexConst(b, loc, heads));
+    Value hi = b.create<arith::RemUIOp>(loc, item, indexConst(b, loc, heads));
+    Value keys =
+        skipPadded ? unpaddedKeys(b, loc,
+                                  ctx.memrefAt(f[Mask], identity(maskBuffer)),
+                                  mb, bi, seq)
+                   : f[Length];
+    if (skipPadded && padded)
+      keys = b.create<arith::MinSIOp>(loc, keys, f[Length]);
+    Value headCol =
+        b.create<arith::MulIOp>(loc, hi, indexConst(b, loc, dim)); // h * D
+
+    // K_bh^T (D x S): element (d, j) is K[b, j, hD + d], times the scale.
+    Value scaleValue =
+        b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(scale));
+    emitPackedPanels(
+        b, loc, packedK, dim, seq,
+        [&](OpBuilder &lb, Location l, Value d, Value j) -> Value {
+          Value col = lb.create<arith::AddIOp>(l, headCol, d);
+          Value x =
+              lb.create<memref::LoadOp>(l, kBuffer, ValueRange{bi, j, col});
+          return scale == 1.0f ? x
+                               : lb.create<arith::MulFOp>(l, x, scaleValue);
+        });
+    // V_bh (S x D): element (j, d) is V[b, j, hD + d].
+    emitPackedPanels(
+        b, loc, packedV, seq, dim,
+        [&](OpBuilder &lb, Location l, Value j, Value d) -> Value {
+          Value col = lb.create<arith::AddIOp>(l, headCol, d);
+          return lb.create<memref::LoadOp>(l, vBuffer, ValueRange{bi, j, col});
+        });
+
+    Value b64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), bi);
+    Value h64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), hi);
+    // Bytes to Q_bh's and Y_bh's first element: (b S H D + h D) * 4.
+    Value headOffset = add(mul(b64, seq * hidden * 4), mul(h64, dim * 4));
+    SmallVector<Value> scoresFields{add(f[Q], headOffset), packedKAddress};
+    Value maskOffset;
+    if (hasMask) {
+      maskOffset = f[Mask];
+      if (mb != 1)
+        maskOffset = add(maskOffset, mul(b64, mh * mr * seq * 4));
+      if (mh != 1)
+        maskOffset = add(maskOffset, mul(h64, mr * seq * 4));
+    }
+    // mlcc_gemm_args: a, packed_b, bias, c (, residual).
+    scoresFields.push_back(maskRow ? maskOffset : zero);
+    scoresFields.push_back(scoresAddress);
+    if (maskBlock)
+      scoresFields.push_back(maskOffset);
+    if (!runTimeKeys) {
+      ctx.callKernel(scoresKernel, scoresFields);
+      // mlcc_softmax_args: src, dst.
+      ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress});
+      ctx.callKernel(contextKernel, {probsAddress, packedVAddress, zero,
+                                     add(f[Y], headOffset)});
+      return;
+    }
+    // The same over the unpadded keys (and the run's queries): (, residual,
+    // m, k, n) and (, rows, cols) after the fields above.
+    Value queries = padded ? f[Length] : i64(seq);
+    if (!maskBlock)
+      scoresFields.push_back(zero);
+    scoresFields.append({queries, i64(dim), keys});
     ctx.callKernel(scoresKernel, scoresFields);
-    // mlcc_softmax_args: src, dst.
-    ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress});
-    ctx.callKernel(contextKernel, {probsAddress, packedVAddress, zero,
-                                   add(yAddress, headOffset)});
-    return TargetLowering::Lowered;
-  }
-  // The same over the unpadded keys (and the run's queries): (, residual,
-  // m, k, n) and (, rows, cols) after the fields above.
-  Value queries = padded ? length : i64(seq);
-  if (!maskBlock)
-    scoresFields.push_back(zero);
-  scoresFields.append({queries, i64(dim), keys});
-  ctx.callKernel(scoresKernel, scoresFields);
-  ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress, queries, keys});
-  ctx.callKernel(contextKernel,
-                 {probsAddress, packedVAddress, zero, add(yAddress, headOffset),
-                  zero, queries, keys, i64(dim)});
+    ctx.callKernel(softmaxKernel,
+                   {scoresAddress, probsAddress, queries, keys});
+    ctx.callKernel(contextKernel,
+                   {probsAddress, packedVAddress, zero, add(f[Y], headOffset),
+                    zero, queries, keys, i64(dim)});
+  });
   return TargetLowering::Lowered;
 }
 

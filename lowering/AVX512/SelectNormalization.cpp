@@ -4,9 +4,12 @@
 // scores, classifier logits, transformer hidden states): rows x cols with
 // every row contiguous. Other axes go to the portable lowering.
 // graph.skip_layer_norm is layer_norm's kernel reading a second row.
+// Unless the op is small enough for one thread, the pool's threads take
+// chunks of rows, each a call of a kernel generated for a chunk's rows.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChunkedKernelCalls.h"
 #include "KernelABI.h"
 #include "Normalization.h"
 #include "SelectionUtils.h"
@@ -18,6 +21,35 @@ using namespace mlir;
 namespace mlcc::avx512 {
 
 namespace {
+
+/// Chunks of rows a split aims for: four per thread on two threads.
+constexpr int64_t kRowChunks = 8;
+
+/// Calls `whole` with `fields`, or, on several threads, chunks of `rows`
+/// rows: a kernel `generate(chunkRows, symbol)` makes for a chunk's rows (and
+/// one for a shorter last chunk), with fields[i] moved by rowBytes[i] per
+/// row. False after a generator error.
+bool callByRows(OpLoweringContext &ctx, int64_t rows, StringRef whole,
+                ArrayRef<Value> fields, ArrayRef<int64_t> rowBytes,
+                function_ref<bool(int64_t, std::string &)> generate) {
+  if (ctx.oneThread() || rows < 2) {
+    ctx.callKernel(whole, fields);
+    return true;
+  }
+  ChunkedKernels kernels;
+  kernels.whole = whole.str();
+  const int64_t perChunk = (rows + kRowChunks - 1) / kRowChunks;
+  kernels.chunks = (rows + perChunk - 1) / perChunk;
+  const int64_t last = rows - (kernels.chunks - 1) * perChunk;
+  if (!generate(perChunk, kernels.chunk) ||
+      (last != perChunk && !generate(last, kernels.tail)))
+    return false;
+  SmallVector<int64_t> strides;
+  for (int64_t bytes : rowBytes)
+    strides.push_back(bytes * perChunk);
+  emitChunkedKernelCalls(ctx, kernels, fields, strides);
+  return true;
+}
 
 bool isLastAxis(Operation *op, Value x, int64_t fallback) {
   int64_t rank = shapeOf(x).size();
@@ -36,13 +68,20 @@ TargetLowering selectSoftmax(Operation *op, OpLoweringContext &ctx, bool log) {
   spec.rows = spec.cols ? numElements(x) / spec.cols : 0;
   if (spec.rows == 0 || spec.cols == 0)
     return TargetLowering::Declined;
-  std::vector<uint8_t> code;
-  if (ref::Status s = generateSoftmax(spec, code); s.failed())
-    return failed(op, s);
-  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+  auto generate = [&](int64_t rows, std::string &symbol) {
+    SoftmaxSpec part = spec;
+    part.rows = rows;
+    return addGeneratedKernel(op, ctx, generateSoftmax, part, spec.name,
+                              symbol);
+  };
+  std::string whole;
   // mlcc_softmax_args: src, dst.
-  ctx.callKernel(symbol, {ctx.address(ctx.buffer(x)),
-                          ctx.address(ctx.buffer(y))});
+  const int64_t rowBytes = spec.cols * 4;
+  if (!generate(spec.rows, whole) ||
+      !callByRows(ctx, spec.rows, whole,
+                  {ctx.address(ctx.buffer(x)), ctx.address(ctx.buffer(y))},
+                  {rowBytes, rowBytes}, generate))
+    return TargetLowering::Failed;
   return TargetLowering::Lowered;
 }
 
@@ -73,10 +112,15 @@ TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx,
   if (spec.rows == 0 || numElements(scale) != spec.cols ||
       (hasBias && (!isF32Tensor(bias) || numElements(bias) != spec.cols)))
     return TargetLowering::Declined;
-  std::vector<uint8_t> code;
-  if (ref::Status s = generateLayerNorm(spec, code); s.failed())
-    return failed(op, s);
-  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+  auto generate = [&](int64_t rows, std::string &symbol) {
+    LayerNormSpec part = spec;
+    part.rows = rows;
+    return addGeneratedKernel(op, ctx, generateLayerNorm, part, spec.name,
+                              symbol);
+  };
+  std::string whole;
+  if (!generate(spec.rows, whole))
+    return TargetLowering::Failed;
   Value beta = hasBias ? ctx.address(ctx.buffer(bias))
                        : ctx.addData(spec.name + "_zero_bias",
                                      bytesOf(std::vector<float>(spec.cols)));
@@ -88,9 +132,18 @@ TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx,
     args.push_back(
         hasSkip ? ctx.address(ctx.buffer(op->getOperand(1)))
                 : ctx.builder().create<arith::ConstantIntOp>(ctx.loc(), 0, 64));
-  if (rows)
+  if (rows) {
+    // The run's rows: the kernel reads how many from its args.
     args.push_back(rows);
-  ctx.callKernel(symbol, args);
+    ctx.callKernel(whole, args);
+    return TargetLowering::Lowered;
+  }
+  const int64_t rowBytes = spec.cols * 4;
+  SmallVector<int64_t> strides{rowBytes, 0, 0, rowBytes};
+  if (hasSkip)
+    strides.push_back(rowBytes);
+  if (!callByRows(ctx, spec.rows, whole, args, strides, generate))
+    return TargetLowering::Failed;
   return TargetLowering::Lowered;
 }
 

@@ -49,6 +49,7 @@ public:
   Location loc() override { return currentLoc; }
   Value buffer(Value v) override;
   Value address(Value buffer) override;
+  Value memrefAt(Value address, MemRefType type) override;
   Value scratch(MemRefType type) override;
   Value allocate(MemRefType type, Value liveAs) override;
   Value viewInside(Value buffer, int64_t byteOffset,

@@ -152,6 +152,10 @@ static Value fromField(OpBuilder &b, Location loc, Value field, Type t) {
   return field;
 }
 
+Value HostBuilder::memrefAt(Value address, MemRefType type) {
+  return fromField(b, currentLoc, address, type);
+}
+
 bool HostBuilder::distributeParallelLoop(scf::ParallelOp loop) {
   if (oneThreadOp)
     return false;

@@ -47,6 +47,10 @@ public:
   virtual mlir::Value buffer(mlir::Value v) = 0;
   /// The i64 address of `buffer`'s first element.
   virtual mlir::Value address(mlir::Value buffer) = 0;
+  /// A memref of static `type` (identity layout) over the memory at the i64
+  /// `address`: how a parallelFor body, which sees buffers only as address
+  /// fields, loads and stores their elements.
+  virtual mlir::Value memrefAt(mlir::Value address, mlir::MemRefType type) = 0;
   /// A buffer in the arena that lives only while this op runs (for a layout
   /// change or a partial result); 64-byte aligned.
   virtual mlir::Value scratch(mlir::MemRefType type) = 0;
