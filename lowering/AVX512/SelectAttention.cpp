@@ -206,113 +206,117 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   Value keyBuffer = ctx.buffer(k), valueBuffer = ctx.buffer(v);
   Value maskBuffer = hasMask ? ctx.buffer(mask) : Value();
   enum Field { Q, K, V, Y, Mask, Length, Scratch };
-  SmallVector<Value> fields{
-      ctx.address(ctx.buffer(q)),
-      ctx.address(keyBuffer),
-      ctx.address(valueBuffer),
-      ctx.address(ctx.buffer(y)),
-      hasMask ? ctx.address(maskBuffer) : i64(0),
-      padded ? length : i64(0),
-      ctx.address(ctx.scratch(
-          MemRefType::get({runs * runBytes / 4}, b.getF32Type())))};
+  SmallVector<Value> fields{ctx.address(ctx.buffer(q)),
+                            ctx.address(keyBuffer),
+                            ctx.address(valueBuffer),
+                            ctx.address(ctx.buffer(y)),
+                            hasMask ? ctx.address(maskBuffer) : i64(0),
+                            padded ? length : i64(0),
+                            ctx.address(ctx.scratch(MemRefType::get(
+                                {runs * runBytes / 4}, b.getF32Type())))};
 
   // Runs of (b, h) pairs over the threads, each on a scratch of its own.
-  ctx.parallelForRanges(runs, fields, [&](Value begin, Value end,
-                                          ValueRange f) {
-    // Runs [begin, end) are pairs [begin * items / runs, ...): one stretch,
-    // on the scratch of run `begin`.
-    auto itemOf = [&](Value run) -> Value {
-      return b.create<arith::DivSIOp>(loc, mul(run, items), i64(runs));
-    };
-    auto toIndex = [&](Value x) -> Value {
-      return b.create<arith::IndexCastOp>(loc, b.getIndexType(), x);
-    };
-    Value slot = add(f[Scratch], mul(begin, runBytes));
-    Value packedKAddress = slot, packedVAddress = add(slot, i64(packedKBytes));
-    Value scoresAddress = add(packedVAddress, i64(packedVBytes));
-    Value probsAddress = add(scoresAddress, i64(scoresBytes));
-    Value packedK = ctx.memrefAt(packedKAddress, packedKType);
-    Value packedV = ctx.memrefAt(packedVAddress, packedVType);
-    Value kBuffer = ctx.memrefAt(f[K], identity(keyBuffer));
-    Value vBuffer = ctx.memrefAt(f[V], identity(valueBuffer));
-    Value zero = i64(0); // in the body's function
-    auto itemLoop =
-        b.create<scf::ForOp>(loc, toIndex(itemOf(begin)), toIndex(itemOf(end)),
-                             indexConst(b, loc, 1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(itemLoop.getBody()->getTerminator());
-    Value item = itemLoop.getInductionVar();
-    Value bi = b.create<arith::DivUIOp>(loc, item, indexConst(b, loc, heads));
-    Value hi = b.create<arith::RemUIOp>(loc, item, indexConst(b, loc, heads));
-    Value keys =
-        skipPadded ? unpaddedKeys(b, loc,
-                                  ctx.memrefAt(f[Mask], identity(maskBuffer)),
-                                  mb, bi, seq)
-                   : f[Length];
-    if (skipPadded && padded)
-      keys = b.create<arith::MinSIOp>(loc, keys, f[Length]);
-    Value headCol =
-        b.create<arith::MulIOp>(loc, hi, indexConst(b, loc, dim)); // h * D
+  ctx.parallelForRanges(
+      runs, fields, [&](Value begin, Value end, ValueRange f) {
+        // Runs [begin, end) are pairs [begin * items / runs, ...): one stretch,
+        // on the scratch of run `begin`.
+        auto itemOf = [&](Value run) -> Value {
+          return b.create<arith::DivSIOp>(loc, mul(run, items), i64(runs));
+        };
+        auto toIndex = [&](Value x) -> Value {
+          return b.create<arith::IndexCastOp>(loc, b.getIndexType(), x);
+        };
+        Value slot = add(f[Scratch], mul(begin, runBytes));
+        Value packedKAddress = slot,
+              packedVAddress = add(slot, i64(packedKBytes));
+        Value scoresAddress = add(packedVAddress, i64(packedVBytes));
+        Value probsAddress = add(scoresAddress, i64(scoresBytes));
+        Value packedK = ctx.memrefAt(packedKAddress, packedKType);
+        Value packedV = ctx.memrefAt(packedVAddress, packedVType);
+        Value kBuffer = ctx.memrefAt(f[K], identity(keyBuffer));
+        Value vBuffer = ctx.memrefAt(f[V], identity(valueBuffer));
+        Value zero = i64(0); // in the body's function
+        auto itemLoop =
+            b.create<scf::ForOp>(loc, toIndex(itemOf(begin)),
+                                 toIndex(itemOf(end)), indexConst(b, loc, 1));
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(itemLoop.getBody()->getTerminator());
+        Value item = itemLoop.getInductionVar();
+        Value bi =
+            b.create<arith::DivUIOp>(loc, item, indexConst(b, loc, heads));
+        Value hi =
+            b.create<arith::RemUIOp>(loc, item, indexConst(b, loc, heads));
+        Value keys =
+            skipPadded
+                ? unpaddedKeys(b, loc,
+                               ctx.memrefAt(f[Mask], identity(maskBuffer)), mb,
+                               bi, seq)
+                : f[Length];
+        if (skipPadded && padded)
+          keys = b.create<arith::MinSIOp>(loc, keys, f[Length]);
+        Value headCol =
+            b.create<arith::MulIOp>(loc, hi, indexConst(b, loc, dim)); // h * D
 
-    // K_bh^T (D x S): element (d, j) is K[b, j, hD + d], times the scale.
-    Value scaleValue =
-        b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(scale));
-    emitPackedPanels(
-        b, loc, packedK, dim, seq,
-        [&](OpBuilder &lb, Location l, Value d, Value j) -> Value {
-          Value col = lb.create<arith::AddIOp>(l, headCol, d);
-          Value x =
-              lb.create<memref::LoadOp>(l, kBuffer, ValueRange{bi, j, col});
-          return scale == 1.0f ? x
-                               : lb.create<arith::MulFOp>(l, x, scaleValue);
-        });
-    // V_bh (S x D): element (j, d) is V[b, j, hD + d].
-    emitPackedPanels(
-        b, loc, packedV, seq, dim,
-        [&](OpBuilder &lb, Location l, Value j, Value d) -> Value {
-          Value col = lb.create<arith::AddIOp>(l, headCol, d);
-          return lb.create<memref::LoadOp>(l, vBuffer, ValueRange{bi, j, col});
-        });
+        // K_bh^T (D x S): element (d, j) is K[b, j, hD + d], times the scale.
+        Value scaleValue =
+            b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(scale));
+        emitPackedPanels(
+            b, loc, packedK, dim, seq,
+            [&](OpBuilder &lb, Location l, Value d, Value j) -> Value {
+              Value col = lb.create<arith::AddIOp>(l, headCol, d);
+              Value x =
+                  lb.create<memref::LoadOp>(l, kBuffer, ValueRange{bi, j, col});
+              return scale == 1.0f ? x
+                                   : lb.create<arith::MulFOp>(l, x, scaleValue);
+            });
+        // V_bh (S x D): element (j, d) is V[b, j, hD + d].
+        emitPackedPanels(
+            b, loc, packedV, seq, dim,
+            [&](OpBuilder &lb, Location l, Value j, Value d) -> Value {
+              Value col = lb.create<arith::AddIOp>(l, headCol, d);
+              return lb.create<memref::LoadOp>(l, vBuffer,
+                                               ValueRange{bi, j, col});
+            });
 
-    Value b64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), bi);
-    Value h64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), hi);
-    // Bytes to Q_bh's and Y_bh's first element: (b S H D + h D) * 4.
-    Value headOffset = add(mul(b64, seq * hidden * 4), mul(h64, dim * 4));
-    SmallVector<Value> scoresFields{add(f[Q], headOffset), packedKAddress};
-    Value maskOffset;
-    if (hasMask) {
-      maskOffset = f[Mask];
-      if (mb != 1)
-        maskOffset = add(maskOffset, mul(b64, mh * mr * seq * 4));
-      if (mh != 1)
-        maskOffset = add(maskOffset, mul(h64, mr * seq * 4));
-    }
-    // mlcc_gemm_args: a, packed_b, bias, c (, residual).
-    scoresFields.push_back(maskRow ? maskOffset : zero);
-    scoresFields.push_back(scoresAddress);
-    if (maskBlock)
-      scoresFields.push_back(maskOffset);
-    if (!runTimeKeys) {
-      ctx.callKernel(scoresKernel, scoresFields);
-      // mlcc_softmax_args: src, dst.
-      ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress});
-      ctx.callKernel(contextKernel, {probsAddress, packedVAddress, zero,
-                                     add(f[Y], headOffset)});
-      return;
-    }
-    // The same over the unpadded keys (and the run's queries): (, residual,
-    // m, k, n) and (, rows, cols) after the fields above.
-    Value queries = padded ? f[Length] : i64(seq);
-    if (!maskBlock)
-      scoresFields.push_back(zero);
-    scoresFields.append({queries, i64(dim), keys});
-    ctx.callKernel(scoresKernel, scoresFields);
-    ctx.callKernel(softmaxKernel,
-                   {scoresAddress, probsAddress, queries, keys});
-    ctx.callKernel(contextKernel,
-                   {probsAddress, packedVAddress, zero, add(f[Y], headOffset),
-                    zero, queries, keys, i64(dim)});
-  });
+        Value b64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), bi);
+        Value h64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), hi);
+        // Bytes to Q_bh's and Y_bh's first element: (b S H D + h D) * 4.
+        Value headOffset = add(mul(b64, seq * hidden * 4), mul(h64, dim * 4));
+        SmallVector<Value> scoresFields{add(f[Q], headOffset), packedKAddress};
+        Value maskOffset;
+        if (hasMask) {
+          maskOffset = f[Mask];
+          if (mb != 1)
+            maskOffset = add(maskOffset, mul(b64, mh * mr * seq * 4));
+          if (mh != 1)
+            maskOffset = add(maskOffset, mul(h64, mr * seq * 4));
+        }
+        // mlcc_gemm_args: a, packed_b, bias, c (, residual).
+        scoresFields.push_back(maskRow ? maskOffset : zero);
+        scoresFields.push_back(scoresAddress);
+        if (maskBlock)
+          scoresFields.push_back(maskOffset);
+        if (!runTimeKeys) {
+          ctx.callKernel(scoresKernel, scoresFields);
+          // mlcc_softmax_args: src, dst.
+          ctx.callKernel(softmaxKernel, {scoresAddress, probsAddress});
+          ctx.callKernel(contextKernel, {probsAddress, packedVAddress, zero,
+                                         add(f[Y], headOffset)});
+          return;
+        }
+        // The same over the unpadded keys (and the run's queries): (, residual,
+        // m, k, n) and (, rows, cols) after the fields above.
+        Value queries = padded ? f[Length] : i64(seq);
+        if (!maskBlock)
+          scoresFields.push_back(zero);
+        scoresFields.append({queries, i64(dim), keys});
+        ctx.callKernel(scoresKernel, scoresFields);
+        ctx.callKernel(softmaxKernel,
+                       {scoresAddress, probsAddress, queries, keys});
+        ctx.callKernel(contextKernel,
+                       {probsAddress, packedVAddress, zero,
+                        add(f[Y], headOffset), zero, queries, keys, i64(dim)});
+      });
   return TargetLowering::Lowered;
 }
 
