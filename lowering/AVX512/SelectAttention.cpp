@@ -206,14 +206,14 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
   Value keyBuffer = ctx.buffer(k), valueBuffer = ctx.buffer(v);
   Value maskBuffer = hasMask ? ctx.buffer(mask) : Value();
   enum Field { Q, K, V, Y, Mask, Length, Scratch };
-  SmallVector<Value> fields{ctx.address(ctx.buffer(q)),
-                            ctx.address(keyBuffer),
-                            ctx.address(valueBuffer),
-                            ctx.address(ctx.buffer(y)),
-                            hasMask ? ctx.address(maskBuffer) : i64(0),
-                            padded ? length : i64(0),
-                            ctx.address(ctx.scratch(MemRefType::get(
-                                {runs * runBytes / 4}, b.getF32Type())))};
+  SmallVector<Value> fields{
+      ctx.address(ctx.buffer(q)),
+      ctx.address(keyBuffer),
+      ctx.address(valueBuffer),
+      ctx.address(ctx.buffer(y)),
+      hasMask ? ctx.address(maskBuffer) : i64(0),
+      padded ? length : i64(0),
+      ctx.address(ctx.scratch(MemRefType::get({runs * runBytes / 4}, f32)))};
 
   // Runs of (b, h) pairs over the threads, each on a scratch of its own.
   ctx.parallelForRanges(
@@ -235,7 +235,10 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
         Value packedV = ctx.memrefAt(packedVAddress, packedVType);
         Value kBuffer = ctx.memrefAt(f[K], identity(keyBuffer));
         Value vBuffer = ctx.memrefAt(f[V], identity(valueBuffer));
-        Value zero = i64(0); // in the body's function
+        // Constants of the body's own function.
+        Value zero = i64(0);
+        Value scaleValue =
+            b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(scale));
         auto itemLoop =
             b.create<scf::ForOp>(loc, toIndex(itemOf(begin)),
                                  toIndex(itemOf(end)), indexConst(b, loc, 1));
@@ -258,8 +261,6 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
             b.create<arith::MulIOp>(loc, hi, indexConst(b, loc, dim)); // h * D
 
         // K_bh^T (D x S): element (d, j) is K[b, j, hD + d], times the scale.
-        Value scaleValue =
-            b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(scale));
         emitPackedPanels(
             b, loc, packedK, dim, seq,
             [&](OpBuilder &lb, Location l, Value d, Value j) -> Value {
