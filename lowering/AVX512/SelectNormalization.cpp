@@ -25,22 +25,30 @@ namespace {
 /// Chunks of rows a split aims for: four per thread on two threads.
 constexpr int64_t kRowChunks = 8;
 
-/// Calls `whole` with `fields`, or, on several threads, chunks of `rows`
-/// rows: a kernel `generate(chunkRows, symbol)` makes for a chunk's rows (and
-/// one for a shorter last chunk), with fields[i] moved by rowBytes[i] per
-/// row. False after a generator error.
-bool callByRows(OpLoweringContext &ctx, int64_t rows, StringRef whole,
-                ArrayRef<Value> fields, ArrayRef<int64_t> rowBytes,
-                function_ref<bool(int64_t, std::string &)> generate) {
-  if (ctx.oneThread() || rows < 2) {
-    ctx.callKernel(whole, fields);
+/// Generates `generator`'s kernel for `spec` and calls it with `fields`;
+/// or, on several threads, calls kernels it generates for chunks of
+/// spec.rows (and for a shorter last chunk), with fields[i] moved by
+/// rowBytes[i] per row. False after a generator error.
+template <typename Spec>
+bool callByRows(Operation *op, OpLoweringContext &ctx,
+                ref::Status (*generator)(const Spec &, std::vector<uint8_t> &),
+                const Spec &spec, ArrayRef<Value> fields,
+                ArrayRef<int64_t> rowBytes) {
+  auto generate = [&](int64_t rows, std::string &symbol) {
+    Spec part = spec;
+    part.rows = rows;
+    return addGeneratedKernel(op, ctx, generator, part, spec.name, symbol);
+  };
+  ChunkedKernels kernels;
+  if (!generate(spec.rows, kernels.whole))
+    return false;
+  if (ctx.oneThread() || spec.runTimeRows || spec.rows < 2) {
+    ctx.callKernel(kernels.whole, fields);
     return true;
   }
-  ChunkedKernels kernels;
-  kernels.whole = whole.str();
-  const int64_t perChunk = (rows + kRowChunks - 1) / kRowChunks;
-  kernels.chunks = (rows + perChunk - 1) / perChunk;
-  const int64_t last = rows - (kernels.chunks - 1) * perChunk;
+  const int64_t perChunk = (spec.rows + kRowChunks - 1) / kRowChunks;
+  kernels.chunks = (spec.rows + perChunk - 1) / perChunk;
+  const int64_t last = spec.rows - (kernels.chunks - 1) * perChunk;
   if (!generate(perChunk, kernels.chunk) ||
       (last != perChunk && !generate(last, kernels.tail)))
     return false;
@@ -68,19 +76,11 @@ TargetLowering selectSoftmax(Operation *op, OpLoweringContext &ctx, bool log) {
   spec.rows = spec.cols ? numElements(x) / spec.cols : 0;
   if (spec.rows == 0 || spec.cols == 0)
     return TargetLowering::Declined;
-  auto generate = [&](int64_t rows, std::string &symbol) {
-    SoftmaxSpec part = spec;
-    part.rows = rows;
-    return addGeneratedKernel(op, ctx, generateSoftmax, part, spec.name,
-                              symbol);
-  };
-  std::string whole;
   // mlcc_softmax_args: src, dst.
   const int64_t rowBytes = spec.cols * 4;
-  if (!generate(spec.rows, whole) ||
-      !callByRows(ctx, spec.rows, whole,
+  if (!callByRows(op, ctx, generateSoftmax, spec,
                   {ctx.address(ctx.buffer(x)), ctx.address(ctx.buffer(y))},
-                  {rowBytes, rowBytes}, generate))
+                  {rowBytes, rowBytes}))
     return TargetLowering::Failed;
   return TargetLowering::Lowered;
 }
@@ -112,15 +112,6 @@ TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx,
   if (spec.rows == 0 || numElements(scale) != spec.cols ||
       (hasBias && (!isF32Tensor(bias) || numElements(bias) != spec.cols)))
     return TargetLowering::Declined;
-  auto generate = [&](int64_t rows, std::string &symbol) {
-    LayerNormSpec part = spec;
-    part.rows = rows;
-    return addGeneratedKernel(op, ctx, generateLayerNorm, part, spec.name,
-                              symbol);
-  };
-  std::string whole;
-  if (!generate(spec.rows, whole))
-    return TargetLowering::Failed;
   Value beta = hasBias ? ctx.address(ctx.buffer(bias))
                        : ctx.addData(spec.name + "_zero_bias",
                                      bytesOf(std::vector<float>(spec.cols)));
@@ -132,17 +123,13 @@ TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx,
     args.push_back(
         hasSkip ? ctx.address(ctx.buffer(op->getOperand(1)))
                 : ctx.builder().create<arith::ConstantIntOp>(ctx.loc(), 0, 64));
-  if (rows) {
-    // The run's rows: the kernel reads how many from its args.
-    args.push_back(rows);
-    ctx.callKernel(whole, args);
-    return TargetLowering::Lowered;
-  }
+  if (rows)
+    args.push_back(rows); // the run's rows: the kernel reads how many
   const int64_t rowBytes = spec.cols * 4;
   SmallVector<int64_t> strides{rowBytes, 0, 0, rowBytes};
   if (hasSkip)
     strides.push_back(rowBytes);
-  if (!callByRows(ctx, spec.rows, whole, args, strides, generate))
+  if (!callByRows(op, ctx, generateLayerNorm, spec, args, strides))
     return TargetLowering::Failed;
   return TargetLowering::Lowered;
 }
