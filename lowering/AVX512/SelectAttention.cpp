@@ -45,6 +45,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace mlcc::avx512 {
@@ -55,8 +57,10 @@ constexpr float kPaddedKeyMask = -1.0e4f;
 
 /// Runs of (batch item, head) pairs the pool's threads take, each with a
 /// scratch of its own (packed K^T and V, the scores and the probs: 192 KiB
-/// for BERT-base's 128 positions, 2.3 MiB for 512).
+/// for BERT-base's 128 positions, 2.3 MiB for 512), at most this many and
+/// at most kAttentionScratchBytes of scratch in all (but one run).
 constexpr int64_t kAttentionRuns = 8;
+constexpr int64_t kAttentionScratchBytes = int64_t(8) << 20;
 
 /// The keys of batch item `bi` before the padding its row mask marks (see
 /// above), as i64; all `seq` when there is none or every key is masked.
@@ -202,7 +206,10 @@ TargetLowering selectAttention(Operation *op, OpLoweringContext &ctx,
                 scoresBytes = seq * seq * 4;
   const int64_t runBytes = packedKBytes + packedVBytes + 2 * scoresBytes;
   const int64_t items = batch * heads;
-  const int64_t runs = ctx.oneThread() ? 1 : std::min(items, kAttentionRuns);
+  const int64_t runs =
+      ctx.oneThread() ? 1
+                      : std::clamp<int64_t>(kAttentionScratchBytes / runBytes,
+                                            1, std::min(items, kAttentionRuns));
   Value keyBuffer = ctx.buffer(k), valueBuffer = ctx.buffer(v);
   Value maskBuffer = hasMask ? ctx.buffer(mask) : Value();
   enum Field { Q, K, V, Y, Mask, Length, Scratch };
