@@ -31,6 +31,14 @@ createTarget(llvm::StringRef name, const TargetOptions &options) {
   if (name != "avx512" && bf16)
     return llvm::createStringError(
         "--precision bf16 is an option of --target avx512");
+  const llvm::StringRef winograd = options.winograd;
+  if (!winograd.empty() && winograd != "auto" && winograd != "f2" &&
+      winograd != "off")
+    return llvm::createStringError("--winograd must be auto, f2 or off, not '" +
+                                   options.winograd + "'");
+  if (name != "avx512" && !winograd.empty() && winograd != "auto")
+    return llvm::createStringError("--winograd is an option of --target "
+                                   "avx512");
   if (name == "avx512") {
     llvm::Expected<CpuTarget> cpu = resolveCpu(options.cpu);
     if (!cpu)
@@ -40,7 +48,10 @@ createTarget(llvm::StringRef name, const TargetOptions &options) {
           "--precision bf16 needs a --cpu with avx512_bf16 (cooperlake, "
           "sapphirerapids, znver4, znver5, or native on such a machine); '" +
           cpu->name + "' has none");
-    return avx512::createAVX512Target(std::move(*cpu), bf16);
+    const int64_t winogradTile = winograd == "off"  ? 0
+                                 : winograd == "f2" ? 2
+                                                    : 4;
+    return avx512::createAVX512Target(std::move(*cpu), bf16, winogradTile);
   }
   if (name != "vulkan" &&
       (options.vulkanSubgroupSize || options.vulkanNoFloat64))

@@ -13,9 +13,10 @@ namespace {
 
 class AVX512Target : public lowering::Target {
 public:
-  AVX512Target(lowering::CpuTarget cpu, bool bf16) {
+  AVX512Target(lowering::CpuTarget cpu, bool bf16, int64_t winogradTile) {
     state.cpu = std::move(cpu);
     state.bf16Precision = bf16;
+    state.winogradTile = winogradTile;
   }
   llvm::StringRef name() const override { return "avx512"; }
   // The host code (and the portable lowerings' loops) uses what the
@@ -42,9 +43,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<lowering::Target> createAVX512Target(lowering::CpuTarget cpu,
-                                                     bool bf16) {
-  return std::make_unique<AVX512Target>(std::move(cpu), bf16);
+std::unique_ptr<lowering::Target>
+createAVX512Target(lowering::CpuTarget cpu, bool bf16, int64_t winogradTile) {
+  return std::make_unique<AVX512Target>(std::move(cpu), bf16, winogradTile);
 }
 
 } // namespace mlcc::avx512

@@ -28,6 +28,9 @@ struct SelectionState {
   /// --precision bf16: f32 layers with constant weights compute in bf16
   /// (f32 accumulation; the --cpu has AVX512_BF16).
   bool bf16Precision = false;
+  /// --winograd: the largest Winograd tile (outputs a side: 4, 2), 0 for
+  /// direct convs only.
+  int64_t winogradTile = 4;
   /// Graph values also (or only) held in NCHW16c, and their buffers: conv
   /// chains stay blocked, and elementwise ops on them run blocked too.
   llvm::DenseMap<mlir::Value, mlir::Value> blocked;

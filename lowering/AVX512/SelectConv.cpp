@@ -509,7 +509,7 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   // not blocked yet) rather than a reorder into blocks of mostly padding.
   spec.plainInput =
       spec.group == 1 && spec.c < kConvBlock && !state.blocked.contains(x);
-  if (winogradApplies(spec))
+  if (state.winogradTile > 0 && winogradApplies(spec))
     return lowerWinogradConv(op, ctx, state, spec, conv.weights, residual,
                              activation);
   PlannedConv dw;

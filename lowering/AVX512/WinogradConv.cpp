@@ -1,19 +1,21 @@
-//===- WinogradConv.cpp - 3x3 stride-1 convs as Winograd F(2x2, 3x3) ------===//
+//===- WinogradConv.cpp - 3x3 stride-1 convs as Winograd F(m x m, 3x3) ----===//
 //
 // The direct conv kernel runs at 60 to 95% of the FMA peak (ResNet-50's
 // 3x3 convs on a Zen 5); past that ceiling only fewer multiplications help.
-// F(2x2, 3x3) does 16 multiply-adds per output tile and channel pair where
-// the direct conv does 36 (Kernels/Winograd.h): the input transform into
-// V, sixteen GEMMs (the f32 GEMM kernel, B the compile-time transformed and
-// packed weights, one per position, over the threads) into M, the output
+// F(4x4, 3x3) does 2.25 multiply-adds per output and channel pair, F(2x2,
+// 3x3) 4, the direct conv 9 (Kernels/Winograd.h): the input transform into
+// V, one GEMM per position (the f32 GEMM kernel, B the compile-time
+// transformed and packed weights, over the threads) into M, the output
 // transform with the conv's bias, residual and activation. V and M are
-// scratch of this op.
+// scratch of this op. F(4x4) is taken when there are enough tiles for its
+// bigger U (kMinF4Tiles).
 //
 // Taken for group-1 3x3 convs with stride and dilation 1, pads of at most 2,
 // and enough channels on both sides that the GEMMs are not mostly edges
 // (kMinWinogradChannels); a conv on a plain model input stays direct. The
 // error against the direct conv is a few f32 roundings of the transforms'
-// sums (relative 1e-6 typically), within --check's tolerance.
+// sums (relative 1e-6 typically for F(2x2), a few times that for F(4x4):
+// ResNet-50's logits 4.5e-5 and 8.2e-5 from the reference executor's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,21 @@ constexpr int64_t kMinWinogradChannels = 16;
 /// interleaved), its 14x14 Winograd convs from 0.57 to 0.42 ms.
 constexpr int64_t kThreadedTransformBytes = int64_t(32) << 10;
 constexpr int64_t kTransformChunks = 8;
+
+/// F(4x4, 3x3) needs this many tiles (rows of its GEMMs) in all; with
+/// fewer, F(2x2, 3x3). Each float of U serves one multiply-add per tile, so
+/// with few tiles reading F(4x4)'s 2.25 times bigger U is the cost:
+/// ResNet-50's 14x14 convs (16 tiles of 4x4, 9.4 MB of U) took 0.59 ms on
+/// one thread as F(2x2) and 0.79 as F(4x4); its 56x56 and 28x28 ones (196
+/// and 49 tiles) 0.64 -> 0.38 ms and 0.52 -> 0.34 (Zen 5).
+constexpr int64_t kMinF4Tiles = 32;
+
+/// Outputs per tile side for `spec`, at most `largest`: 4 does 2.25
+/// multiply-adds per output and channel pair where 2 does 4.
+int64_t winogradTileSize(WinogradSpec spec, int64_t largest) {
+  spec.m = 4;
+  return largest >= 4 && spec.tiles() >= kMinF4Tiles ? 4 : 2;
+}
 
 using Generator = ref::Status (*)(const WinogradSpec &, std::vector<uint8_t> &);
 
@@ -107,6 +124,7 @@ TargetLowering lowerWinogradConv(Operation *op, OpLoweringContext &ctx,
   spec.bias = conv.bias;
   spec.residual = conv.residual;
   spec.epilogue = conv.epilogue;
+  spec.m = winogradTileSize(spec, state.winogradTile);
   if (ref::Status s = checkWinograd(spec); s.failed())
     return failed(op, s);
   const int64_t xPlane = spec.h * spec.w * kConvBlock * 4,
@@ -133,10 +151,11 @@ TargetLowering lowerWinogradConv(Operation *op, OpLoweringContext &ctx,
 
   // U per position, packed for the GEMM kernel, one after the other.
   std::vector<float> u, packed, part;
-  transformWinogradWeights(weights.data(), spec.oc, spec.c, ocp, u);
+  transformWinogradWeights(weights.data(), spec.oc, spec.c, ocp, spec.m, u);
   const int64_t packedFloats = packedBSize(spec.c, ocp);
-  packed.reserve(kWinogradPositions * packedFloats);
-  for (int xi = 0; xi < kWinogradPositions; ++xi) {
+  const int64_t positions = spec.positions();
+  packed.reserve(positions * packedFloats);
+  for (int64_t xi = 0; xi < positions; ++xi) {
     packB(u.data() + xi * spec.c * ocp, spec.c, ocp, ocp, /*transB=*/false,
           part);
     packed.insert(packed.end(), part.begin(), part.end());
@@ -148,8 +167,8 @@ TargetLowering lowerWinogradConv(Operation *op, OpLoweringContext &ctx,
     return b.create<arith::ConstantIntOp>(loc, v, 64);
   };
   auto scratch = [&](int64_t floats) {
-    return ctx.address(ctx.scratch(
-        MemRefType::get({kWinogradPositions * floats}, b.getF32Type())));
+    return ctx.address(
+        ctx.scratch(MemRefType::get({positions * floats}, b.getF32Type())));
   };
   Value v = scratch(tiles * cp), m = scratch(tiles * ocp);
   Value x = blockedOperand(op->getOperand(0), ctx, state);
@@ -175,8 +194,8 @@ TargetLowering lowerWinogradConv(Operation *op, OpLoweringContext &ctx,
             {xPlane, kConvBlock * 4, 0, 0}, inBlocks);
   // mlcc_gemm_args: a, packed_b, bias, c; position i's three matrices.
   std::string gemmSymbol = ctx.addKernel(gemm.name, std::move(gemmCode));
-  Value u16 = ctx.addData(spec.name + "_winograd_u", bytesOf(packed));
-  ctx.parallelFor(kWinogradPositions, {v, u16, m}, [&](Value i, ValueRange f) {
+  Value uPacked = ctx.addData(spec.name + "_winograd_u", bytesOf(packed));
+  ctx.parallelFor(positions, {v, uPacked, m}, [&](Value i, ValueRange f) {
     auto at = [&](Value base, int64_t floats) {
       return b.create<arith::AddIOp>(
           loc, base, b.create<arith::MulIOp>(loc, i, i64(floats * 4)));

@@ -219,6 +219,10 @@ struct TargetOptions {
   /// compute in bf16 with f32 accumulation (needs a --cpu with
   /// AVX512_BF16).
   std::string precision;
+  /// avx512: "auto" (or empty): 3x3 stride-1 convs run as Winograd F(4x4,
+  /// 3x3) where they have enough tiles, else F(2x2, 3x3); "f2": F(2x2, 3x3)
+  /// only (about half of F(4x4)'s rounding error); "off": direct convs.
+  std::string winograd;
   /// CPU targets: an op whose estimated time on one core is under this
   /// (microseconds) runs on the calling thread, not split over the pool.
   double minParallelMicros = kDefaultMinParallelMicros;

@@ -217,6 +217,7 @@ int runBench(const BenchOptions &options) {
   compileOptions.targetKernels = !options.portableOnly;
   compileOptions.target.cpu = options.cpu;
   compileOptions.target.precision = options.precision;
+  compileOptions.target.winograd = options.winograd;
   compileOptions.target.minParallelMicros = options.minParallelMicros;
   compileOptions.range = shapes.interfaceRange;
   compileOptions.padded = shapes.interfacePadded;

@@ -93,6 +93,7 @@ struct BenchOptions {
   bool portableOnly = false; // as CompileOptions::portableOnly
   std::string cpu;           // as TargetOptions::cpu
   std::string precision;     // as TargetOptions::precision
+  std::string winograd;      // as TargetOptions::winograd
   double minParallelMicros = lowering::kDefaultMinParallelMicros;
 };
 

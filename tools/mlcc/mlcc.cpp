@@ -181,6 +181,14 @@ int main(int argc, char **argv) {
       ->add_option("--precision", compile.targetOptions.precision,
                    precisionHelp)
       ->check(CLI::IsMember(precisions));
+  const char *winogradHelp =
+      "--target avx512: 3x3 stride-1 convs as Winograd: auto (F(4x4, 3x3) "
+      "where a conv has 32 tiles of 4x4 or more, else F(2x2, 3x3)), f2 "
+      "(F(2x2, 3x3) only: about half the rounding error), off (direct convs)";
+  const std::vector<std::string> winogradModes{"auto", "f2", "off"};
+  compileCmd
+      ->add_option("--winograd", compile.targetOptions.winograd, winogradHelp)
+      ->check(CLI::IsMember(winogradModes));
   compileCmd->add_option("--weights", compile.weights,
                          "Where the weights go: embedded (read-only data in "
                          "the object) or external (a weights file that "
@@ -228,6 +236,8 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   runCmd->add_option("--precision", run.targetOptions.precision, precisionHelp)
       ->check(CLI::IsMember(precisions));
+  runCmd->add_option("--winograd", run.targetOptions.winograd, winogradHelp)
+      ->check(CLI::IsMember(winogradModes));
   runCmd->add_option("--threads", run.threads,
                      "Threads of the runtime's pool for a compiled target "
                      "(0: one per core)")
@@ -269,6 +279,8 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   benchCmd->add_option("--precision", bench.precision, precisionHelp)
       ->check(CLI::IsMember(precisions));
+  benchCmd->add_option("--winograd", bench.winograd, winogradHelp)
+      ->check(CLI::IsMember(winogradModes));
 
   InspectOptions inspect;
   CLI::App *inspectCmd = app.add_subcommand(

@@ -1,11 +1,15 @@
-//===- Winograd.cpp - Winograd F(2x2, 3x3) convolution pieces -------------===//
+//===- Winograd.cpp - Winograd F(2x2, 3x3) and F(4x4, 3x3) pieces ---------===//
 //
 // Both transforms work on one channel block (16 lanes) of one tile at a
-// time, the 16 values of a 4x4 in zmm0-15 and the half-transformed ones in
-// zmm16-31. As in PoolBlocked.cpp, which of a tile's input rows and
-// columns lie inside the image is known when the kernel is generated:
-// tiles wholly inside run in loops, border ones are straight-line code
-// that loads only what is inside (zeros for the rest).
+// time. F(2x2): the 16 values of a 4x4 in zmm0-15 and the half-transformed
+// ones in zmm16-31. F(4x4)'s 6x6 does not fit the registers: the input
+// transform takes B^T d a column at a time into 36 vectors on the stack,
+// then (B^T d) B a row at a time from there; the output transform keeps
+// A^T M (4x6) in zmm8-31, formed a column of M at a time, then forms and
+// stores the outputs a row at a time. As in PoolBlocked.cpp, which of a
+// tile's input rows and columns lie inside the image is known when the
+// kernel is generated: tiles wholly inside run in loops, border ones are
+// straight-line code that loads only what is inside (zeros for the rest).
 //
 // Input transform registers: r8 X plane, r9 V of the image, r15 V of the
 // block, r12 X row and r13 V row (row loop), rax X tile and rcx V tile
@@ -16,7 +20,7 @@
 // plane, rbx bias of the block, r15 residual minus Y; r12/r13 and rax/rcx
 // the M and Y row and tile; r10, r11, r14, rdx counters. zmm0-3 the 2x2
 // outputs (the epilogue's scratch zmm4-7), zmm8-23 M's 4x4, zmm24-31 the
-// half transform, zmm23 the bias once M is read.
+// half transform, zmm23 the bias once M is read (F(2x2)).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +46,52 @@ Xbyak::Address argField(Xbyak::CodeGenerator &g, size_t offset) {
   return g.ptr[g.rdi + static_cast<int>(offset)];
 }
 
+// F(4x4, 3x3) on the points 0, -1, 1, 1/2, -2 and infinity: Barabasz et
+// al. (2020) found them the most accurate for F(4x4) in f32; Lavin's 0,
+// +-1, +-2 had about twice the error in a simulation of these kernels'
+// roundings (64 channels, inputs and weights in [-1, 1)). G is in
+// transformWinogradWeights.
+constexpr double kBT4[6][6] = {
+    {1, -1.5, -2, 1.5, 1, 0}, {0, 1, -2.5, 0.5, 1, 0},
+    {0, -1, 0.5, 2.5, 1, 0},  {0, -2, -1, 2, 1, 0},
+    {0, 0.5, -1, -0.5, 1, 0}, {0, 1, -1.5, -2, 1.5, 1}};
+constexpr double kAT4[4][6] = {{1, 1, 1, 1, 1, 0},
+                               {0, -1, 1, 0.5, -2, 0},
+                               {0, 1, 1, 0.25, 4, 0},
+                               {0, -1, 1, 0.125, -8, 1}};
+
+/// y[i] = sum_j coef[i][j] x[j] for `rows` rows of six: adds and subtracts
+/// for the +-1 terms, FMAs with broadcast constants for the others. y must
+/// not overlap x.
+void emitSums6(JitGenerator &g, const double (*coef)[6], int rows,
+               const Xbyak::Zmm *x, const Xbyak::Zmm *y) {
+  for (int i = 0; i < rows; ++i) {
+    int first = -1;
+    for (int j = 0; j < 6 && first < 0; ++j)
+      if (coef[i][j] == 1)
+        first = j;
+    if (first >= 0)
+      g.vmovaps(y[i], x[first]);
+    for (int j = 0; j < 6; ++j) {
+      const double c = coef[i][j];
+      if (c == 0 || j == first)
+        continue;
+      if (first < 0) {
+        g.vmulps(y[i], x[j], g.cst(static_cast<float>(c)));
+        first = j;
+      } else if (c == 1) {
+        g.vaddps(y[i], y[i], x[j]);
+      } else if (c == -1) {
+        g.vsubps(y[i], y[i], x[j]);
+      } else if (c > 0) {
+        g.vfmadd231ps(y[i], x[j], g.cst(static_cast<float>(c)));
+      } else {
+        g.vfnmadd231ps(y[i], x[j], g.cst(static_cast<float>(-c)));
+      }
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Input transform: V = B^T d B
 //===----------------------------------------------------------------------===//
@@ -50,24 +100,29 @@ class WinogradInputKernel : public JitGenerator {
 public:
   WinogradInputKernel(std::vector<uint8_t> &buffer, const WinogradSpec &spec)
       : JitGenerator(buffer), s_(spec), rowFloats_(spec.vRowFloats()),
-        positionBytes_(spec.tiles() * spec.vRowFloats() * 4) {}
+        positionBytes_(spec.tiles() * spec.vRowFloats() * 4),
+        alpha_(static_cast<int>(spec.alpha())), inside_((1u << alpha_) - 1) {}
 
   void generate();
 
 private:
   const WinogradSpec &s_;
   const int64_t rowFloats_, positionBytes_;
+  /// The patch's side, and the bits of a patch wholly inside.
+  const int alpha_;
+  const uint32_t inside_;
+  static constexpr int kStackBytes = 36 * 64;
 
   /// Bits i of the rows (columns) of tile row th (column tw) inside X.
   uint32_t rowsInside(int64_t th) const {
-    return inside(2 * th - s_.pads[0], s_.h);
+    return inside(s_.m * th - s_.pads[0], s_.h);
   }
   uint32_t colsInside(int64_t tw) const {
-    return inside(2 * tw - s_.pads[1], s_.w);
+    return inside(s_.m * tw - s_.pads[1], s_.w);
   }
-  static uint32_t inside(int64_t first, int64_t extent) {
+  uint32_t inside(int64_t first, int64_t extent) const {
     uint32_t bits = 0;
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < alpha_; ++i)
       if (first + i >= 0 && first + i < extent)
         bits |= 1u << i;
     return bits;
@@ -75,6 +130,10 @@ private:
 
   void tile(uint32_t rows, uint32_t cols, const Xbyak::Reg64 &src,
             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
+  void tile2(uint32_t rows, uint32_t cols, const Xbyak::Reg64 &src,
+             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
+  void tile4(uint32_t rows, uint32_t cols, const Xbyak::Reg64 &src,
+             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
   void row(int64_t th, const Xbyak::Reg64 &src, int64_t srcDisp,
            const Xbyak::Reg64 &dst, int64_t dstDisp);
   void plane();
@@ -85,6 +144,15 @@ private:
 void WinogradInputKernel::tile(uint32_t rows, uint32_t cols,
                                const Xbyak::Reg64 &src, int64_t srcDisp,
                                const Xbyak::Reg64 &dst, int64_t dstDisp) {
+  if (s_.m == 4)
+    tile4(rows, cols, src, srcDisp, dst, dstDisp);
+  else
+    tile2(rows, cols, src, srcDisp, dst, dstDisp);
+}
+
+void WinogradInputKernel::tile2(uint32_t rows, uint32_t cols,
+                                const Xbyak::Reg64 &src, int64_t srcDisp,
+                                const Xbyak::Reg64 &dst, int64_t dstDisp) {
   auto d = [](int i, int j) { return Xbyak::Zmm(i * 4 + j); };
   auto t = [](int i, int j) { return Xbyak::Zmm(16 + i * 4 + j); };
   for (int i = 0; i < 4; ++i)
@@ -110,9 +178,40 @@ void WinogradInputKernel::tile(uint32_t rows, uint32_t cols,
     vsubps(d(i, 2), t(i, 2), t(i, 1));
     vsubps(d(i, 3), t(i, 1), t(i, 3));
   }
-  for (int xi = 0; xi < kWinogradPositions; ++xi)
+  for (int xi = 0; xi < 16; ++xi)
     vmovups(ptr[dst + static_cast<int>(dstDisp + xi * positionBytes_)],
             Xbyak::Zmm(xi));
+}
+
+/// F(4x4): B^T d a column at a time into the stack (t(i, j) at rsp + (6 i +
+/// j) * 64), then (B^T d) B a row at a time into V.
+void WinogradInputKernel::tile4(uint32_t rows, uint32_t cols,
+                                const Xbyak::Reg64 &src, int64_t srcDisp,
+                                const Xbyak::Reg64 &dst, int64_t dstDisp) {
+  const Xbyak::Zmm x[6] = {zmm0, zmm1, zmm2, zmm3, zmm4, zmm5};
+  const Xbyak::Zmm y[6] = {zmm6, zmm7, zmm8, zmm9, zmm10, zmm11};
+  auto stack = [&](int i, int j) { return ptr[rsp + (i * 6 + j) * 64]; };
+  for (int j = 0; j < 6; ++j) {
+    for (int i = 0; i < 6; ++i) {
+      if ((rows >> i & 1) && (cols >> j & 1))
+        vmovups(x[i], ptr[src + static_cast<int>(srcDisp + (i * s_.w + j) *
+                                                               kPixelBytes)]);
+      else
+        vpxord(x[i], x[i], x[i]);
+    }
+    emitSums6(*this, kBT4, 6, x, y);
+    for (int i = 0; i < 6; ++i)
+      vmovups(stack(i, j), y[i]);
+  }
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 6; ++j)
+      vmovups(x[j], stack(i, j));
+    emitSums6(*this, kBT4, 6, x, y);
+    for (int j = 0; j < 6; ++j)
+      vmovups(
+          ptr[dst + static_cast<int>(dstDisp + (i * 6 + j) * positionBytes_)],
+          y[j]);
+  }
 }
 
 /// srcDisp addresses X at (2 th - pad top, 0), dstDisp V at tile (th, 0).
@@ -122,29 +221,29 @@ void WinogradInputKernel::row(int64_t th, const Xbyak::Reg64 &src,
   const uint32_t rows = rowsInside(th);
   const int64_t tw = s_.tileCols(), rowBytes = rowFloats_ * 4;
   int64_t c0 = 0;
-  while (c0 < tw && colsInside(c0) != 0xF)
+  while (c0 < tw && colsInside(c0) != inside_)
     ++c0;
   int64_t c1 = c0;
-  while (c1 < tw && colsInside(c1) == 0xF)
+  while (c1 < tw && colsInside(c1) == inside_)
     ++c1;
   if (c1 - c0 < 2)
     c0 = c1 = tw;
   auto straight = [&](int64_t first, int64_t last) {
     for (int64_t c = first; c < last; ++c)
       tile(rows, colsInside(c), src,
-           srcDisp + (2 * c - s_.pads[1]) * kPixelBytes, dst,
+           srcDisp + (s_.m * c - s_.pads[1]) * kPixelBytes, dst,
            dstDisp + c * rowBytes);
   };
   straight(0, c0);
   if (c1 > c0) {
-    lea(rax, ptr[src + static_cast<int>(srcDisp +
-                                        (2 * c0 - s_.pads[1]) * kPixelBytes)]);
+    lea(rax, ptr[src + static_cast<int>(srcDisp + (s_.m * c0 - s_.pads[1]) *
+                                                      kPixelBytes)]);
     lea(rcx, ptr[dst + static_cast<int>(dstDisp + c0 * rowBytes)]);
     mov(rbx, c1 - c0);
     Xbyak::Label loop;
     L(loop);
-    tile(rows, 0xF, rax, 0, rcx, 0);
-    add(rax, 2 * kPixelBytes);
+    tile(rows, inside_, rax, 0, rcx, 0);
+    add(rax, static_cast<int>(s_.m * kPixelBytes));
     addImm(rcx, rowBytes, rdx);
     dec(rbx);
     jnz(loop, T_NEAR);
@@ -158,26 +257,26 @@ void WinogradInputKernel::plane() {
   const int64_t xRow = s_.w * kPixelBytes,
                 vRow = s_.tileCols() * rowFloats_ * 4;
   int64_t r0 = 0;
-  while (r0 < th && rowsInside(r0) != 0xF)
+  while (r0 < th && rowsInside(r0) != inside_)
     ++r0;
   int64_t r1 = r0;
-  while (r1 < th && rowsInside(r1) == 0xF)
+  while (r1 < th && rowsInside(r1) == inside_)
     ++r1;
   if (r1 - r0 < 2)
     r0 = r1 = th;
   auto straight = [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r)
-      row(r, r8, (2 * r - s_.pads[0]) * xRow, r15, r * vRow);
+      row(r, r8, (s_.m * r - s_.pads[0]) * xRow, r15, r * vRow);
   };
   straight(0, r0);
   if (r1 > r0) {
-    lea(r12, ptr[r8 + static_cast<int>((2 * r0 - s_.pads[0]) * xRow)]);
+    lea(r12, ptr[r8 + static_cast<int>((s_.m * r0 - s_.pads[0]) * xRow)]);
     lea(r13, ptr[r15 + static_cast<int>(r0 * vRow)]);
     mov(r14, r1 - r0);
     Xbyak::Label loop;
     L(loop);
     row(r0, r12, 0, r13, 0);
-    addImm(r12, 2 * xRow, rdx);
+    addImm(r12, s_.m * xRow, rdx);
     addImm(r13, vRow, rdx);
     dec(r14);
     jnz(loop, T_NEAR);
@@ -189,6 +288,8 @@ void WinogradInputKernel::generate() {
   preamble({rbx, r12, r13, r14, r15});
   const int64_t blocks = padded(s_.c) / kLanes;
   if (s_.tiles() > 0 && blocks > 0) {
+    if (s_.m == 4)
+      sub(rsp, kStackBytes);
     mov(r8, argField(*this, offsetof(mlcc_winograd_args, src)));
     mov(r9, argField(*this, offsetof(mlcc_winograd_args, dst)));
     mov(r10, s_.n);
@@ -205,6 +306,8 @@ void WinogradInputKernel::generate() {
     addImm(r9, s_.tileRows() * s_.tileCols() * rowFloats_ * 4, rdx);
     dec(r10);
     jnz(image, T_NEAR);
+    if (s_.m == 4)
+      add(rsp, kStackBytes);
   }
   postamble();
 }
@@ -231,21 +334,36 @@ private:
 
   void tile(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
+  void tile2(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
+             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
+  void tile4(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
+             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
+  void finishRow(int row, int cols, bool masked, const Xbyak::Reg64 &dst,
+                 int64_t dstDisp, const Xbyak::Zmm *y);
   void row(int rows, bool masked, const Xbyak::Reg64 &src, int64_t srcDisp,
            const Xbyak::Reg64 &dst, int64_t dstDisp);
   void plane(bool masked);
 };
 
-/// rows, cols (1 or 2) of the tile's outputs inside Y; srcDisp addresses
+/// rows, cols (1 to m) of the tile's outputs inside Y; srcDisp addresses
 /// M's row of the tile at position 0, dstDisp Y at the tile's first output.
 void WinogradOutputKernel::tile(int rows, int cols, bool masked,
                                 const Xbyak::Reg64 &src, int64_t srcDisp,
                                 const Xbyak::Reg64 &dst, int64_t dstDisp) {
+  if (s_.m == 4)
+    tile4(rows, cols, masked, src, srcDisp, dst, dstDisp);
+  else
+    tile2(rows, cols, masked, src, srcDisp, dst, dstDisp);
+}
+
+void WinogradOutputKernel::tile2(int rows, int cols, bool masked,
+                                 const Xbyak::Reg64 &src, int64_t srcDisp,
+                                 const Xbyak::Reg64 &dst, int64_t dstDisp) {
   auto m = [](int i, int j) { return Xbyak::Zmm(8 + i * 4 + j); };
   auto t = [](int i, int j) { return Xbyak::Zmm(24 + i * 4 + j); };
   auto y = [](int i, int j) { return Xbyak::Zmm(i * 2 + j); };
   // zmm23 is m(3, 3) until A^T M is formed, then the bias.
-  for (int xi = 0; xi < kWinogradPositions; ++xi)
+  for (int xi = 0; xi < 16; ++xi)
     vmovups(Xbyak::Zmm(8 + xi),
             ptr[src + static_cast<int>(srcDisp + xi * positionBytes_)]);
   // A^T M: rows m0 + m1 + m2 and m1 - m2 - m3.
@@ -287,48 +405,102 @@ void WinogradOutputKernel::tile(int rows, int cols, bool masked,
     }
 }
 
+/// Output row `row` of an F(4x4) tile, its four outputs in y (zmm0-3):
+/// bias, residual, epilogue (scratch zmm4-7), the `cols` inside stored.
+void WinogradOutputKernel::finishRow(int row, int cols, bool masked,
+                                     const Xbyak::Reg64 &dst, int64_t dstDisp,
+                                     const Xbyak::Zmm *y) {
+  if (s_.bias) {
+    if (masked)
+      vmovups(zmm4 | kTail_ | T_z, ptr[rbx]);
+    else
+      vmovups(zmm4, ptr[rbx]);
+    for (int j = 0; j < 4; ++j)
+      vaddps(y[j], y[j], zmm4);
+  }
+  auto at = [&](int j) {
+    return static_cast<int>(dstDisp + (row * s_.outW() + j) * kPixelBytes);
+  };
+  if (s_.residual)
+    for (int j = 0; j < cols; ++j)
+      vaddps(y[j], y[j], ptr[dst + r15 + at(j)]);
+  injector_.blockEpilogue(s_.epilogue, 4, 1, nullptr, false, kTail_);
+  for (int j = 0; j < cols; ++j) {
+    if (masked)
+      vmovaps(y[j] | kTail_ | T_z, y[j]);
+    vmovups(ptr[dst + at(j)], y[j]);
+  }
+}
+
+/// F(4x4): A^T M a column of M at a time into zmm8-31 (row i of A^T M in
+/// zmm(8 + 6 i) on), then each output row from its six.
+void WinogradOutputKernel::tile4(int rows, int cols, bool masked,
+                                 const Xbyak::Reg64 &src, int64_t srcDisp,
+                                 const Xbyak::Reg64 &dst, int64_t dstDisp) {
+  auto half = [](int i, int j) { return Xbyak::Zmm(8 + i * 6 + j); };
+  const Xbyak::Zmm x[6] = {zmm0, zmm1, zmm2, zmm3, zmm4, zmm5};
+  for (int j = 0; j < 6; ++j) {
+    for (int i = 0; i < 6; ++i)
+      vmovups(
+          x[i],
+          ptr[src + static_cast<int>(srcDisp + (i * 6 + j) * positionBytes_)]);
+    const Xbyak::Zmm y[4] = {half(0, j), half(1, j), half(2, j), half(3, j)};
+    emitSums6(*this, kAT4, 4, x, y);
+  }
+  const Xbyak::Zmm y[4] = {zmm0, zmm1, zmm2, zmm3};
+  for (int i = 0; i < rows; ++i) {
+    const Xbyak::Zmm h[6] = {half(i, 0), half(i, 1), half(i, 2),
+                             half(i, 3), half(i, 4), half(i, 5)};
+    emitSums6(*this, kAT4, 4, h, y);
+    finishRow(i, cols, masked, dst, dstDisp, y);
+  }
+}
+
 /// A row of tiles with `rows` output rows; srcDisp addresses M's row of
 /// its first tile, dstDisp Y at its first output.
 void WinogradOutputKernel::row(int rows, bool masked, const Xbyak::Reg64 &src,
                                int64_t srcDisp, const Xbyak::Reg64 &dst,
                                int64_t dstDisp) {
-  const int64_t full = s_.outW() / 2, tileBytes = rowFloats_ * 4;
+  const int m = static_cast<int>(s_.m);
+  const int64_t full = s_.outW() / m, tileBytes = rowFloats_ * 4;
   if (full > 0) {
     lea(rax, ptr[src + static_cast<int>(srcDisp)]);
     lea(rcx, ptr[dst + static_cast<int>(dstDisp)]);
     mov(rdx, full);
     Xbyak::Label loop;
     L(loop);
-    tile(rows, 2, masked, rax, 0, rcx, 0);
+    tile(rows, m, masked, rax, 0, rcx, 0);
     addImm(rax, tileBytes, rsi);
-    add(rcx, 2 * kPixelBytes);
+    add(rcx, m * kPixelBytes);
     dec(rdx);
     jnz(loop, T_NEAR);
   }
-  if (s_.outW() % 2)
-    tile(rows, 1, masked, src, srcDisp + full * tileBytes, dst,
-         dstDisp + 2 * full * kPixelBytes);
+  if (s_.outW() % m)
+    tile(rows, static_cast<int>(s_.outW() % m), masked, src,
+         srcDisp + full * tileBytes, dst, dstDisp + m * full * kPixelBytes);
 }
 
 /// One block of one image: r8 its column of M, r9 its Y plane.
 void WinogradOutputKernel::plane(bool masked) {
-  const int64_t full = s_.outH() / 2;
+  const int m = static_cast<int>(s_.m);
+  const int64_t full = s_.outH() / m;
   const int64_t mRow = s_.tileCols() * rowFloats_ * 4,
-                yRows = 2 * s_.outW() * kPixelBytes;
+                yRows = m * s_.outW() * kPixelBytes;
   if (full > 0) {
     mov(r12, r8);
     mov(r13, r9);
     mov(r14, full);
     Xbyak::Label loop;
     L(loop);
-    row(2, masked, r12, 0, r13, 0);
+    row(m, masked, r12, 0, r13, 0);
     addImm(r12, mRow, rsi);
     addImm(r13, yRows, rsi);
     dec(r14);
     jnz(loop, T_NEAR);
   }
-  if (s_.outH() % 2)
-    row(1, masked, r8, full * mRow, r9, full * yRows);
+  if (s_.outH() % m)
+    row(static_cast<int>(s_.outH() % m), masked, r8, full * mRow, r9,
+        full * yRows);
 }
 
 void WinogradOutputKernel::generate() {
@@ -384,6 +556,8 @@ ref::Status checkWinograd(const WinogradSpec &spec) {
   MLCC_CHECK(spec.n >= 0 && spec.c > 0 && spec.oc > 0 && spec.h > 0 &&
                  spec.w > 0,
              name, ": Winograd needs non-empty shapes");
+  MLCC_CHECK(spec.m == 2 || spec.m == 4, name,
+             ": Winograd tiles of 2x2 or 4x4 outputs, not ", spec.m);
   for (int64_t p : spec.pads)
     MLCC_CHECK(p >= 0 && p <= 2, name, ": Winograd takes pads of 0 to 2");
   MLCC_CHECK(spec.outH() > 0 && spec.outW() > 0, name,
@@ -399,7 +573,7 @@ ref::Status checkWinograd(const WinogradSpec &spec) {
   const int64_t widest = std::max(spec.vRowFloats(), spec.mRowFloats());
   MLCC_CHECK(spec.h * spec.w * kPixelBytes < kMax &&
                  spec.outH() * spec.outW() * kPixelBytes < kMax &&
-                 kWinogradPositions * spec.tiles() * widest * 4 < kMax,
+                 spec.positions() * spec.tiles() * widest * 4 < kMax,
              name, ": tensors too big for a Winograd kernel");
   return ref::Status::success();
 }
@@ -427,24 +601,32 @@ ref::Status generateWinogradOutput(const WinogradSpec &spec,
 }
 
 void transformWinogradWeights(const float *g, int64_t oc, int64_t c,
-                              int64_t ocp, std::vector<float> &u) {
-  // G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], in double: U = G g G^T.
-  static const double kG[4][3] = {
+                              int64_t ocp, int64_t m, std::vector<float> &u) {
+  // G of F(2x2) and of F(4x4), in double: U = G g G^T.
+  static const double kG2[4][3] = {
       {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  u.assign(static_cast<size_t>(kWinogradPositions * c * ocp), 0.0f);
+  // F(4x4)'s rows: p^k / prod_{q != p} (p - q) for the points p of kBT4.
+  static const double kG4[6][3] = {{1, 0, 0},
+                                   {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                                   {1.0 / 3, 1.0 / 3, 1.0 / 3},
+                                   {-16.0 / 15, -8.0 / 15, -4.0 / 15},
+                                   {1.0 / 15, -2.0 / 15, 4.0 / 15},
+                                   {0, 0, 1}};
+  const int a = static_cast<int>(m + 2);
+  auto G = [&](int r, int q) { return m == 4 ? kG4[r][q] : kG2[r][q]; };
+  u.assign(static_cast<size_t>(a * a * c * ocp), 0.0f);
   for (int64_t o = 0; o < oc; ++o)
     for (int64_t i = 0; i < c; ++i) {
       const float *k = g + (o * c + i) * 9;
-      double gk[4][3]; // G g
-      for (int r = 0; r < 4; ++r)
+      double gk[6][3]; // G g
+      for (int r = 0; r < a; ++r)
         for (int q = 0; q < 3; ++q)
-          gk[r][q] =
-              kG[r][0] * k[q] + kG[r][1] * k[3 + q] + kG[r][2] * k[6 + q];
-      for (int r = 0; r < 4; ++r)
-        for (int s = 0; s < 4; ++s) {
+          gk[r][q] = G(r, 0) * k[q] + G(r, 1) * k[3 + q] + G(r, 2) * k[6 + q];
+      for (int r = 0; r < a; ++r)
+        for (int q = 0; q < a; ++q) {
           double v =
-              gk[r][0] * kG[s][0] + gk[r][1] * kG[s][1] + gk[r][2] * kG[s][2];
-          u[static_cast<size_t>(((r * 4 + s) * c + i) * ocp + o)] =
+              gk[r][0] * G(q, 0) + gk[r][1] * G(q, 1) + gk[r][2] * G(q, 2);
+          u[static_cast<size_t>(((r * a + q) * c + i) * ocp + o)] =
               static_cast<float>(v);
         }
     }

@@ -1,17 +1,19 @@
-//===- Winograd.h - Winograd F(2x2, 3x3) convolution pieces -----*- C++ -*-===//
+//===- Winograd.h - Winograd F(2x2, 3x3) and F(4x4, 3x3) pieces -*- C++ -*-===//
 //
-// A 3x3 stride-1 conv as Winograd's minimal filtering F(2x2, 3x3) (Lavin
-// and Gray, 2015): each 2x2 block of outputs (a tile) comes from the 4x4
-// input patch d around it as
+// A 3x3 stride-1 conv as Winograd's minimal filtering F(m x m, 3x3) (Lavin
+// and Gray, 2015), m = 2 or 4: each m x m block of outputs (a tile) comes
+// from the a x a input patch d around it (a = m + 2) as
 //
 //   Y = A^T [ (G g G^T) . (B^T d B) ] A
 //
-// with . elementwise over the 16 positions xi of a 4x4. Summed over the
-// input channels, position xi is a matrix product: M_xi[tile][oc] =
-// sum_c V_xi[tile][c] U_xi[c][oc], sixteen GEMMs with 16 multiply-adds per
-// tile and channel pair where the direct conv has 36 (4 outputs x 9 taps).
-// The products run on the f32 GEMM kernel (Gemm.h); these are the pieces
-// around them, all over NCHW16c:
+// with . elementwise over the a^2 positions xi. Summed over the input
+// channels, position xi is a matrix product: M_xi[tile][oc] =
+// sum_c V_xi[tile][c] U_xi[c][oc], a^2 GEMMs. Per output and channel pair
+// the direct conv does 9 multiply-adds, F(2x2) 16 / 4 = 4, F(4x4) 36 / 16
+// = 2.25; F(4x4)'s U is 36 / 16 times bigger and its transforms' sums are
+// longer (errors a few times F(2x2)'s, still f32 roundings). The products
+// run on the f32 GEMM kernel (Gemm.h); these are the pieces around them,
+// all over NCHW16c:
 //
 //   input transform   X (blocked) -> V[xi][tile][CP], CP = channels padded
 //                     to 16 (the padding is never read: the GEMMs take K = C)
@@ -20,9 +22,9 @@
 //                     bias, residual and epilogue; Y's padding lanes 0
 //
 // Tiles are numbered image by image, row-major: tile (n, th, tw) is row
-// (n * TH + th) * TW + tw of V and M, TH = ceil(OH / 2), TW = ceil(OW / 2).
-// Input outside the image (the pads, and past a last odd row or column)
-// reads as 0; outputs past OH, OW are not stored.
+// (n * TH + th) * TW + tw of V and M, TH = ceil(OH / m), TW = ceil(OW / m).
+// Input outside the image (the pads, and past the last tile's rows or
+// columns) reads as 0; outputs past OH, OW are not stored.
 //
 // The transforms' signature: void kernel(const mlcc_winograd_args *args)
 // (KernelABI.h).
@@ -42,13 +44,12 @@
 
 namespace mlcc::avx512 {
 
-/// Positions of the 4x4 transform domain: one GEMM each.
-constexpr int kWinogradPositions = 16;
-
 struct WinogradSpec {
   std::string name = "winograd";
   /// Input [N, C, H, W], output channels OC; a 3x3 window, stride 1.
   int64_t n = 1, c = 1, h = 1, w = 1, oc = 1;
+  /// Outputs per tile side: 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3)).
+  int64_t m = 2;
   /// ONNX order: top, left, bottom, right; each 0 to 2.
   int64_t pads[4] = {0, 0, 0, 0};
   bool bias = false;
@@ -61,8 +62,11 @@ struct WinogradSpec {
 
   int64_t outH() const { return h + pads[0] + pads[2] - 2; }
   int64_t outW() const { return w + pads[1] + pads[3] - 2; }
-  int64_t tileRows() const { return (outH() + 1) / 2; }
-  int64_t tileCols() const { return (outW() + 1) / 2; }
+  /// Side of the transform domain, and its positions: one GEMM each.
+  int64_t alpha() const { return m + 2; }
+  int64_t positions() const { return alpha() * alpha(); }
+  int64_t tileRows() const { return (outH() + m - 1) / m; }
+  int64_t tileCols() const { return (outW() + m - 1) / m; }
   /// Rows of V and M: every image's tiles.
   int64_t tiles() const { return n * tileRows() * tileCols(); }
   int64_t vRowFloats() const { return vRow ? vRow : (c + 15) / 16 * 16; }
@@ -72,19 +76,21 @@ struct WinogradSpec {
 /// Fails, naming spec.name, for shapes the transforms do not take.
 ref::Status checkWinograd(const WinogradSpec &spec);
 
-/// args->src: X in NCHW16c; args->dst: V, 16 x tiles() x vRowFloats().
+/// args->src: X in NCHW16c; args->dst: V, positions() x tiles() x
+/// vRowFloats().
 ref::Status generateWinogradInput(const WinogradSpec &spec,
                                   std::vector<uint8_t> &code);
-/// args->src: M, 16 x tiles() x mRowFloats(); args->bias: OC floats (with
-/// spec.bias); args->residual: Z like Y (with spec.residual); args->dst: Y
-/// in NCHW16c.
+/// args->src: M, positions() x tiles() x mRowFloats(); args->bias: OC floats
+/// (with spec.bias); args->residual: Z like Y (with spec.residual); args->dst:
+/// Y in NCHW16c.
 ref::Status generateWinogradOutput(const WinogradSpec &spec,
                                    std::vector<uint8_t> &code);
 
-/// U = G g G^T of g [OC][C][3][3]: u[(xi * C + c) * ocp + oc], 0 past OC;
-/// u is resized to 16 * C * ocp floats.
+/// U = G g G^T of g [OC][C][3][3] for F(m x m, 3x3):
+/// u[(xi * C + c) * ocp + oc], 0 past OC; u is resized to (m + 2)^2 * C *
+/// ocp floats.
 void transformWinogradWeights(const float *g, int64_t oc, int64_t c,
-                              int64_t ocp, std::vector<float> &u);
+                              int64_t ocp, int64_t m, std::vector<float> &u);
 
 } // namespace mlcc::avx512
 

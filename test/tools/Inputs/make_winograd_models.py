@@ -1,7 +1,8 @@
-"""Writes winograd.onnx and winograd_b2.onnx (batch 2) into argv[1], with an
-input set for each (data/, data_b2/), for test/tools/winograd.test:
+"""Writes winograd.onnx, winograd_b2.onnx (batch 2) and winograd_f4.onnx (a
+22x27 image: enough tiles for F(4x4, 3x3)) into argv[1], with an input set
+for each (data/, data_b2/, data_f4/), for test/tools/winograd.test:
 
-  x [N, 32, 9, 11] -> Conv 3x3 pad 1 (32->48) + bias + Relu -> a
+  x [N, 32, H, W] -> Conv 3x3 pad 1 (32->48) + bias + Relu -> a
   a -> Conv 3x3 pad 1 (48->48) + bias, + a, Relu -> b   (a residual block)
   b -> Conv 3x3 pads (0, 1, 2, 1) (48->35) -> y        (odd channels, pads)
   x -> Conv 3x3 pad 1 (32->8) -> s                     (too few channels)
@@ -17,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 out = sys.argv[1]
 
 
-def model(name, batch):
+def model(name, batch, h, w):
     rng = np.random.default_rng(53)
     inits = []
 
@@ -41,18 +42,20 @@ def model(name, batch):
     ]
     graph = helper.make_graph(
         nodes, "winograd",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 32, 9, 11])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 32, h, w])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
          helper.make_tensor_value_info("s", TensorProto.FLOAT, None)], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
               os.path.join(out, name))
 
 
-model("winograd.onnx", 1)
-model("winograd_b2.onnx", 2)
+SETS = (("winograd.onnx", "data", 1, 9, 11),
+        ("winograd_b2.onnx", "data_b2", 2, 9, 11),
+        ("winograd_f4.onnx", "data_f4", 1, 22, 27))
 rng = np.random.default_rng(59)
-for d, batch in (("data", 1), ("data_b2", 2)):
+for name, d, batch, h, w in SETS:
+    model(name, batch, h, w)
     os.makedirs(os.path.join(out, d), exist_ok=True)
-    x = rng.normal(0, 1, (batch, 32, 9, 11)).astype(np.float32)
+    x = rng.normal(0, 1, (batch, 32, h, w)).astype(np.float32)
     with open(os.path.join(out, d, "input_0.pb"), "wb") as f:
         f.write(numpy_helper.from_array(x, "x").SerializeToString())

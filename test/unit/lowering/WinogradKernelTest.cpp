@@ -38,6 +38,7 @@ struct Case {
   int64_t pads[4];
   bool bias = false, residual = false;
   const char *activation = "none";
+  int64_t m = 2;
 };
 
 /// x [N, C, H, W] in NCHW16c, NaN in the padding lanes.
@@ -54,13 +55,14 @@ std::vector<float> blocked(const std::vector<float> &x, int64_t n, int64_t c,
   return b;
 }
 
-void check(const Case &k) {
+void checkTile(const Case &k) {
   WinogradSpec spec;
   spec.n = k.n;
   spec.c = k.c;
   spec.h = k.h;
   spec.w = k.w;
   spec.oc = k.oc;
+  spec.m = k.m;
   std::copy(k.pads, k.pads + 4, spec.pads);
   spec.bias = k.bias;
   spec.residual = k.residual;
@@ -70,10 +72,10 @@ void check(const Case &k) {
     spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Sigmoid));
   const int64_t oh = spec.outH(), ow = spec.outW(), tiles = spec.tiles();
   const int64_t cp = convBlocks(k.c) * 16, ocp = convBlocks(k.oc) * 16;
-  INFO("N=" << k.n << " C=" << k.c << " H=" << k.h << " W=" << k.w
-            << " OC=" << k.oc << " pads " << k.pads[0] << "," << k.pads[1]
-            << "," << k.pads[2] << "," << k.pads[3] << " bias=" << k.bias
-            << " residual=" << k.residual << " act=" << k.activation);
+  INFO("F(" << k.m << ") N=" << k.n << " C=" << k.c << " H=" << k.h
+            << " W=" << k.w << " OC=" << k.oc << " pads " << k.pads[0] << ","
+            << k.pads[1] << "," << k.pads[2] << "," << k.pads[3] << " bias="
+            << k.bias << " residual=" << k.residual << " act=" << k.activation);
 
   std::vector<float> x = randomValues(k.n * k.c * k.h * k.w, 21);
   std::vector<float> w = randomValues(k.oc * k.c * 9, 22);
@@ -92,18 +94,19 @@ void check(const Case &k) {
   REQUIRE((in.ok() && out.ok() && product.ok()));
 
   std::vector<float> u;
-  transformWinogradWeights(w.data(), k.oc, k.c, ocp, u);
+  transformWinogradWeights(w.data(), k.oc, k.c, ocp, k.m, u);
   GuardedArray<float> gx(blocked(x, k.n, k.c, k.h, k.w));
   GuardedArray<float> gz(blocked(z, k.n, k.oc, oh, ow));
   GuardedArray<float> gbias(bias);
-  GuardedArray<float> v(static_cast<size_t>(16 * tiles * cp));
-  GuardedArray<float> m(static_cast<size_t>(16 * tiles * ocp));
+  const int64_t positions = spec.positions();
+  GuardedArray<float> v(static_cast<size_t>(positions * tiles * cp));
+  GuardedArray<float> m(static_cast<size_t>(positions * tiles * ocp));
   GuardedArray<float> y(static_cast<size_t>(blockedSize(k.n, k.oc, oh, ow)));
   REQUIRE((gx.ok() && gz.ok() && gbias.ok() && v.ok() && m.ok() && y.ok()));
 
   mlcc_winograd_args args = {gx.data(), v.data(), nullptr, nullptr};
   in.function<mlcc_winograd_kernel_fn>()(&args);
-  for (int xi = 0; xi < 16; ++xi) {
+  for (int64_t xi = 0; xi < positions; ++xi) {
     std::vector<float> packed;
     packB(u.data() + xi * k.c * ocp, k.c, ocp, ocp, false, packed);
     mlcc_gemm_args g = {};
@@ -150,6 +153,14 @@ void check(const Case &k) {
                           << ", want " << want1);
       }
   CHECK(bad == 0);
+}
+
+/// Both tile sizes.
+void check(Case k) {
+  for (int64_t m : {2, 4}) {
+    k.m = m;
+    checkTile(k);
+  }
 }
 
 } // namespace
