@@ -19,8 +19,8 @@
 // Output transform registers: rbp M of the image, r8 M of the block, r9 Y
 // plane, rbx bias of the block, r15 residual minus Y; r12/r13 and rax/rcx
 // the M and Y row and tile; r10, r11, r14, rdx counters. zmm0-3 the 2x2
-// outputs (the epilogue's scratch zmm4-7), zmm8-23 M's 4x4, zmm24-31 the
-// half transform, zmm23 the bias once M is read (F(2x2)).
+// outputs (the epilogue's scratch zmm4-7, the bias zmm4 before it),
+// zmm8-23 M's 4x4, zmm24-31 the half transform (F(2x2)).
 //
 //===----------------------------------------------------------------------===//
 
@@ -329,7 +329,6 @@ private:
   const WinogradSpec &s_;
   const int64_t rowFloats_, positionBytes_;
   EltwiseInjector injector_;
-  const Xbyak::Zmm bias_ = zmm23;
   const Xbyak::Opmask kTail_ = k1;
 
   void tile(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
@@ -338,8 +337,8 @@ private:
              int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
   void tile4(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
              int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
-  void finishRow(int row, int cols, bool masked, const Xbyak::Reg64 &dst,
-                 int64_t dstDisp, const Xbyak::Zmm *y);
+  void finishOutputs(int blockCols, int rows, int cols, int firstRow,
+                     bool masked, const Xbyak::Reg64 &dst, int64_t dstDisp);
   void row(int rows, bool masked, const Xbyak::Reg64 &src, int64_t srcDisp,
            const Xbyak::Reg64 &dst, int64_t dstDisp);
   void plane(bool masked);
@@ -362,7 +361,6 @@ void WinogradOutputKernel::tile2(int rows, int cols, bool masked,
   auto m = [](int i, int j) { return Xbyak::Zmm(8 + i * 4 + j); };
   auto t = [](int i, int j) { return Xbyak::Zmm(24 + i * 4 + j); };
   auto y = [](int i, int j) { return Xbyak::Zmm(i * 2 + j); };
-  // zmm23 is m(3, 3) until A^T M is formed, then the bias.
   for (int xi = 0; xi < 16; ++xi)
     vmovups(Xbyak::Zmm(8 + xi),
             ptr[src + static_cast<int>(srcDisp + xi * positionBytes_)]);
@@ -380,16 +378,29 @@ void WinogradOutputKernel::tile2(int rows, int cols, bool masked,
     vsubps(y(i, 1), t(i, 1), t(i, 2));
     vsubps(y(i, 1), y(i, 1), t(i, 3));
   }
+  finishOutputs(2, rows, cols, 0, masked, dst, dstDisp);
+}
+
+/// The tile's four outputs in zmm0-3, rows of `blockCols` (2 for F(2x2),
+/// 4 for an F(4x4) tile's row `firstRow`): bias, residual, epilogue
+/// (scratch zmm4-7), then those of the first `rows` x `cols` inside Y
+/// stored.
+void WinogradOutputKernel::finishOutputs(int blockCols, int rows, int cols,
+                                         int firstRow, bool masked,
+                                         const Xbyak::Reg64 &dst,
+                                         int64_t dstDisp) {
+  auto y = [&](int i, int j) { return Xbyak::Zmm(i * blockCols + j); };
   if (s_.bias) {
     if (masked)
-      vmovups(bias_ | kTail_ | T_z, ptr[rbx]);
+      vmovups(zmm4 | kTail_ | T_z, ptr[rbx]);
     else
-      vmovups(bias_, ptr[rbx]);
+      vmovups(zmm4, ptr[rbx]);
     for (int k = 0; k < 4; ++k)
-      vaddps(Xbyak::Zmm(k), Xbyak::Zmm(k), bias_);
+      vaddps(Xbyak::Zmm(k), Xbyak::Zmm(k), zmm4);
   }
   auto at = [&](int i, int j) {
-    return static_cast<int>(dstDisp + (i * s_.outW() + j) * kPixelBytes);
+    return static_cast<int>(dstDisp +
+                            ((firstRow + i) * s_.outW() + j) * kPixelBytes);
   };
   if (s_.residual)
     for (int i = 0; i < rows; ++i)
@@ -403,33 +414,6 @@ void WinogradOutputKernel::tile2(int rows, int cols, bool masked,
         vmovaps(y(i, j) | kTail_ | T_z, y(i, j));
       vmovups(ptr[dst + at(i, j)], y(i, j));
     }
-}
-
-/// Output row `row` of an F(4x4) tile, its four outputs in y (zmm0-3):
-/// bias, residual, epilogue (scratch zmm4-7), the `cols` inside stored.
-void WinogradOutputKernel::finishRow(int row, int cols, bool masked,
-                                     const Xbyak::Reg64 &dst, int64_t dstDisp,
-                                     const Xbyak::Zmm *y) {
-  if (s_.bias) {
-    if (masked)
-      vmovups(zmm4 | kTail_ | T_z, ptr[rbx]);
-    else
-      vmovups(zmm4, ptr[rbx]);
-    for (int j = 0; j < 4; ++j)
-      vaddps(y[j], y[j], zmm4);
-  }
-  auto at = [&](int j) {
-    return static_cast<int>(dstDisp + (row * s_.outW() + j) * kPixelBytes);
-  };
-  if (s_.residual)
-    for (int j = 0; j < cols; ++j)
-      vaddps(y[j], y[j], ptr[dst + r15 + at(j)]);
-  injector_.blockEpilogue(s_.epilogue, 4, 1, nullptr, false, kTail_);
-  for (int j = 0; j < cols; ++j) {
-    if (masked)
-      vmovaps(y[j] | kTail_ | T_z, y[j]);
-    vmovups(ptr[dst + at(j)], y[j]);
-  }
 }
 
 /// F(4x4): A^T M a column of M at a time into zmm8-31 (row i of A^T M in
@@ -452,7 +436,7 @@ void WinogradOutputKernel::tile4(int rows, int cols, bool masked,
     const Xbyak::Zmm h[6] = {half(i, 0), half(i, 1), half(i, 2),
                              half(i, 3), half(i, 4), half(i, 5)};
     emitSums6(*this, kAT4, 4, h, y);
-    finishRow(i, cols, masked, dst, dstDisp, y);
+    finishOutputs(4, 1, cols, i, masked, dst, dstDisp);
   }
 }
 
