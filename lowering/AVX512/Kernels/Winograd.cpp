@@ -46,11 +46,12 @@ Xbyak::Address argField(Xbyak::CodeGenerator &g, size_t offset) {
   return g.ptr[g.rdi + static_cast<int>(offset)];
 }
 
-// F(4x4, 3x3) on the points 0, -1, 1, 1/2, -2 and infinity: Barabasz et
-// al. (2020) found them the most accurate for F(4x4) in f32; Lavin's 0,
-// +-1, +-2 had about twice the error in a simulation of these kernels'
-// roundings (64 channels, inputs and weights in [-1, 1)). G is in
-// transformWinogradWeights.
+// F(4x4, 3x3) on the points 0, -1, 1, 1/2, -2 and infinity, which
+// Barabasz et al. (2020) suggest for F(4x4) in f32: Lavin's 0, +-1, +-2
+// had 1.6 times the mean and 3 times the largest error in a simulation of
+// these kernels' roundings (64 channels, inputs and weights in [-1, 1)),
+// and missed --check's default tolerance on winograd.test's 22x27 model.
+// G is in transformWinogradWeights.
 constexpr double kBT4[6][6] = {
     {1, -1.5, -2, 1.5, 1, 0}, {0, 1, -2.5, 0.5, 1, 0},
     {0, -1, 0.5, 2.5, 1, 0},  {0, -2, -1, 2, 1, 0},
