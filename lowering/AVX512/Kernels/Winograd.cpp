@@ -300,7 +300,7 @@ void WinogradInputKernel::generate() {
     mov(r11, blocks);
     L(block);
     plane();
-    addImm(r8, s_.h * s_.w * kPixelBytes, rdx);
+    addImm(r8, s_.xPlaneFloats() * 4, rdx);
     add(r15, kPixelBytes);
     dec(r11);
     jnz(block, T_NEAR);
@@ -491,7 +491,7 @@ void WinogradOutputKernel::plane(bool masked) {
 void WinogradOutputKernel::generate() {
   preamble({rbx, rbp, r12, r13, r14, r15});
   const int64_t blocks = padded(s_.oc) / kLanes, fullBlocks = s_.oc / kLanes;
-  const int64_t planeBytes = s_.outH() * s_.outW() * kPixelBytes;
+  const int64_t planeBytes = s_.yPlaneFloats() * 4;
   if (s_.tiles() > 0 && blocks > 0) {
     if (s_.oc % kLanes) {
       mov(eax, (1u << (s_.oc % kLanes)) - 1);
@@ -553,6 +553,9 @@ ref::Status checkWinograd(const WinogradSpec &spec) {
   MLCC_CHECK(spec.vRowFloats() >= padded(spec.c) &&
                  spec.mRowFloats() >= padded(spec.oc),
              name, ": rows of V or M shorter than the channels");
+  MLCC_CHECK(spec.xPlaneFloats() >= spec.h * spec.w * kLanes &&
+                 spec.yPlaneFloats() >= spec.outH() * spec.outW() * kLanes,
+             name, ": channel blocks of X or Y closer than their planes");
   // Displacements into a plane, V and M are 32-bit.
   constexpr int64_t kMax = int64_t(1) << 30;
   const int64_t widest = std::max(spec.vRowFloats(), spec.mRowFloats());
@@ -583,6 +586,21 @@ ref::Status generateWinogradOutput(const WinogradSpec &spec,
     kernel.generate();
     return kernel.finish(spec.name, code);
   });
+}
+
+WinogradSpec winogradBand(const WinogradSpec &whole, int64_t r0, int64_t r1,
+                          int64_t &firstRow) {
+  WinogradSpec band = whole;
+  const int64_t top = r0 * whole.m - whole.pads[0];
+  const int64_t outRows = std::min(whole.outH(), r1 * whole.m) - r0 * whole.m;
+  firstRow = std::max<int64_t>(top, 0);
+  // The band's outputs read input rows up to top + outRows + 1.
+  band.h = std::min(whole.h, top + outRows + 2) - firstRow;
+  band.pads[0] = firstRow - top;
+  band.pads[2] = outRows + 2 - band.h - band.pads[0];
+  band.xPlane = whole.xPlaneFloats();
+  band.yPlane = whole.yPlaneFloats();
+  return band;
 }
 
 void transformWinogradWeights(const float *g, int64_t oc, int64_t c,

@@ -59,6 +59,10 @@ struct WinogradSpec {
   /// Floats in a row of V (of M); 0: C (OC) padded to 16. A kernel for a
   /// chunk of the channel blocks (one image) has the whole conv's.
   int64_t vRow = 0, mRow = 0;
+  /// Floats from one channel block of X (of Y and the residual) to the
+  /// next; 0: this spec's own h * w * 16 (outH * outW * 16). A kernel for a
+  /// band of rows of the image (WinogradConv.cpp) has the whole image's.
+  int64_t xPlane = 0, yPlane = 0;
 
   int64_t outH() const { return h + pads[0] + pads[2] - 2; }
   int64_t outW() const { return w + pads[1] + pads[3] - 2; }
@@ -71,6 +75,10 @@ struct WinogradSpec {
   int64_t tiles() const { return n * tileRows() * tileCols(); }
   int64_t vRowFloats() const { return vRow ? vRow : (c + 15) / 16 * 16; }
   int64_t mRowFloats() const { return mRow ? mRow : (oc + 15) / 16 * 16; }
+  int64_t xPlaneFloats() const { return xPlane ? xPlane : h * w * 16; }
+  int64_t yPlaneFloats() const {
+    return yPlane ? yPlane : outH() * outW() * 16;
+  }
 };
 
 /// Fails, naming spec.name, for shapes the transforms do not take.
@@ -85,6 +93,14 @@ ref::Status generateWinogradInput(const WinogradSpec &spec,
 /// Y in NCHW16c.
 ref::Status generateWinogradOutput(const WinogradSpec &spec,
                                    std::vector<uint8_t> &code);
+
+/// The part of `whole` (one image) that computes its tile rows [r0, r1),
+/// as a conv of its own over the input rows they read: pads where those
+/// rows are outside the image, the whole image's planes (xPlane, yPlane).
+/// `firstRow`: the row of X the part's X starts at; its Y starts at output
+/// row r0 * m.
+WinogradSpec winogradBand(const WinogradSpec &whole, int64_t r0, int64_t r1,
+                          int64_t &firstRow);
 
 /// U = G g G^T of g [OC][C][3][3] for F(m x m, 3x3):
 /// u[(xi * C + c) * ocp + oc], 0 past OC; u is resized to (m + 2)^2 * C *

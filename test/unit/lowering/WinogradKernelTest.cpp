@@ -55,7 +55,9 @@ std::vector<float> blocked(const std::vector<float> &x, int64_t n, int64_t c,
   return b;
 }
 
-void checkTile(const Case &k) {
+/// With bandRows, the conv runs as bands of that many tile rows (one
+/// image), each its own conv (winogradBand) on the same X, Y and Z.
+void checkTile(const Case &k, int64_t bandRows = 0) {
   WinogradSpec spec;
   spec.n = k.n;
   spec.c = k.c;
@@ -70,12 +72,13 @@ void checkTile(const Case &k) {
     spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Relu));
   else if (std::string(k.activation) == "sigmoid")
     spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Sigmoid));
-  const int64_t oh = spec.outH(), ow = spec.outW(), tiles = spec.tiles();
+  const int64_t oh = spec.outH(), ow = spec.outW();
   const int64_t cp = convBlocks(k.c) * 16, ocp = convBlocks(k.oc) * 16;
   INFO("F(" << k.m << ") N=" << k.n << " C=" << k.c << " H=" << k.h
             << " W=" << k.w << " OC=" << k.oc << " pads " << k.pads[0] << ","
             << k.pads[1] << "," << k.pads[2] << "," << k.pads[3] << " bias="
-            << k.bias << " residual=" << k.residual << " act=" << k.activation);
+            << k.bias << " residual=" << k.residual << " act=" << k.activation
+            << " bands of " << bandRows << " tile rows");
 
   std::vector<float> x = randomValues(k.n * k.c * k.h * k.w, 21);
   std::vector<float> w = randomValues(k.oc * k.c * 9, 22);
@@ -83,41 +86,63 @@ void checkTile(const Case &k) {
       k.bias ? randomValues(k.oc, 23) : std::vector<float>{};
   std::vector<float> z = randomValues(k.n * k.oc * oh * ow, 24);
 
-  ExecutableBuffer in(generateCode(generateWinogradInput, spec));
-  ExecutableBuffer out(generateCode(generateWinogradOutput, spec));
-  GemmSpec gemm;
-  gemm.m = tiles;
-  gemm.n = ocp;
-  gemm.k = k.c;
-  gemm.lda = cp;
-  ExecutableBuffer product(generateCode(generateGemm, gemm));
-  REQUIRE((in.ok() && out.ok() && product.ok()));
-
   std::vector<float> u;
   transformWinogradWeights(w.data(), k.oc, k.c, ocp, k.m, u);
+  std::vector<float> packedU;
+  for (int64_t xi = 0; xi < spec.positions(); ++xi) {
+    std::vector<float> packed;
+    packB(u.data() + xi * k.c * ocp, k.c, ocp, ocp, false, packed);
+    packedU.insert(packedU.end(), packed.begin(), packed.end());
+  }
+  const int64_t packedFloats = packedBSize(k.c, ocp);
   GuardedArray<float> gx(blocked(x, k.n, k.c, k.h, k.w));
   GuardedArray<float> gz(blocked(z, k.n, k.oc, oh, ow));
   GuardedArray<float> gbias(bias);
-  const int64_t positions = spec.positions();
-  GuardedArray<float> v(static_cast<size_t>(positions * tiles * cp));
-  GuardedArray<float> m(static_cast<size_t>(positions * tiles * ocp));
   GuardedArray<float> y(static_cast<size_t>(blockedSize(k.n, k.oc, oh, ow)));
-  REQUIRE((gx.ok() && gz.ok() && gbias.ok() && v.ok() && m.ok() && y.ok()));
+  REQUIRE((gx.ok() && gz.ok() && gbias.ok() && y.ok()));
 
-  mlcc_winograd_args args = {gx.data(), v.data(), nullptr, nullptr};
-  in.function<mlcc_winograd_kernel_fn>()(&args);
-  for (int64_t xi = 0; xi < positions; ++xi) {
-    std::vector<float> packed;
-    packB(u.data() + xi * k.c * ocp, k.c, ocp, ocp, false, packed);
-    mlcc_gemm_args g = {};
-    g.a = v.data() + xi * tiles * cp;
-    g.packed_b = packed.data();
-    g.c = m.data() + xi * tiles * ocp;
-    product.function<mlcc_gemm_kernel_fn>()(&g);
+  // The conv `part` (the whole one or a band of it) from X, Z and Y at
+  // those addresses.
+  auto run = [&](const WinogradSpec &part, const float *xAt, float *yAt,
+                 const float *zAt) {
+    ExecutableBuffer in(generateCode(generateWinogradInput, part));
+    ExecutableBuffer out(generateCode(generateWinogradOutput, part));
+    GemmSpec gemm;
+    gemm.m = part.tiles();
+    gemm.n = ocp;
+    gemm.k = k.c;
+    gemm.lda = cp;
+    ExecutableBuffer product(generateCode(generateGemm, gemm));
+    REQUIRE((in.ok() && out.ok() && product.ok()));
+    const int64_t positions = part.positions(), tiles = part.tiles();
+    GuardedArray<float> v(static_cast<size_t>(positions * tiles * cp));
+    GuardedArray<float> m(static_cast<size_t>(positions * tiles * ocp));
+    REQUIRE((v.ok() && m.ok()));
+    mlcc_winograd_args args = {xAt, v.data(), nullptr, nullptr};
+    in.function<mlcc_winograd_kernel_fn>()(&args);
+    for (int64_t xi = 0; xi < positions; ++xi) {
+      mlcc_gemm_args g = {};
+      g.a = v.data() + xi * tiles * cp;
+      g.packed_b = packedU.data() + xi * packedFloats;
+      g.c = m.data() + xi * tiles * ocp;
+      product.function<mlcc_gemm_kernel_fn>()(&g);
+    }
+    args = {m.data(), yAt, k.bias ? gbias.data() : nullptr,
+            k.residual ? zAt : nullptr};
+    out.function<mlcc_winograd_kernel_fn>()(&args);
+  };
+  if (bandRows == 0) {
+    run(spec, gx.data(), y.data(), gz.data());
+  } else {
+    for (int64_t r0 = 0; r0 < spec.tileRows(); r0 += bandRows) {
+      int64_t firstRow;
+      WinogradSpec band = winogradBand(
+          spec, r0, std::min(spec.tileRows(), r0 + bandRows), firstRow);
+      const int64_t yRow = r0 * k.m * ow * kConvBlock;
+      run(band, gx.data() + firstRow * k.w * kConvBlock, y.data() + yRow,
+          gz.data() + yRow);
+    }
   }
-  args = {m.data(), y.data(), k.bias ? gbias.data() : nullptr,
-          k.residual ? gz.data() : nullptr};
-  out.function<mlcc_winograd_kernel_fn>()(&args);
   std::vector<float> got = y.values();
 
   std::vector<ref::Tensor> inputs = {
@@ -201,6 +226,24 @@ TEST_CASE("winograd: planes with row and column loops",
   MLCC_REQUIRE_AVX512F();
   check({1, 64, 28, 28, 64, {1, 1, 1, 1}, true, true, "relu"});
   check({1, 32, 15, 21, 32, {1, 1, 1, 1}, true, false, "relu"});
+}
+
+TEST_CASE("winograd: bands of tile rows", "[lowering][avx512][winograd]") {
+  MLCC_REQUIRE_AVX512F();
+  // Every band partition of images with pads 0 to 2, including a last band
+  // of one output row after a band that reads past the image (bottom pad 2).
+  for (int64_t m : {2, 4})
+    for (int64_t rows : {1, 2, 3}) {
+      Case k = {1, 16, 13, 9, 16, {1, 1, 1, 1}, true, true, "relu"};
+      k.m = m;
+      checkTile(k, rows);
+      k = {1, 20, 11, 10, 33, {2, 0, 2, 1}, true, false, "none"};
+      k.m = m;
+      checkTile(k, rows);
+      k = {1, 32, 14, 14, 16, {0, 2, 0, 2}, false, true, "sigmoid"};
+      k.m = m;
+      checkTile(k, rows);
+    }
 }
 
 TEST_CASE("winograd: bad specs are errors", "[lowering][avx512][winograd]") {
