@@ -47,7 +47,9 @@ struct BandPlan {
   int64_t bands = 0, first = 0, inner = 0, last = 0;
 };
 
-bool planBands(const WinogradSpec &spec, int64_t rows, BandPlan &plan) {
+bool planBands(const WinogradSpec &whole, int64_t rows, BandPlan &plan) {
+  WinogradSpec spec = whole;
+  spec.n = 1;
   plan.bands = rows > 0 ? (spec.tileRows() + rows - 1) / rows : 0;
   if (plan.bands < 2)
     return false;
@@ -90,7 +92,7 @@ GemmSpec winogradGemm(const WinogradSpec &spec, std::string name) {
 int64_t winogradBandRows(const WinogradSpec &spec) {
   const int64_t uBytes = spec.positions() * ((spec.c + 15) / 16 * 16) *
                          ((spec.oc + 15) / 16 * 16) * 4;
-  if (spec.n != 1 || uBytes > kMaxBandedUBytes)
+  if (uBytes > kMaxBandedUBytes)
     return 0;
   const int64_t rows = std::max<int64_t>(
       1, (kMinBandTiles + spec.tileCols() - 1) / spec.tileCols());
@@ -125,26 +127,39 @@ bool emitWinogradBands(Operation *op, OpLoweringContext &ctx,
   auto i64 = [&](int64_t v) -> Value {
     return b.create<arith::ConstantIntOp>(loc, v, 64);
   };
-  const int64_t bandTiles = rows * spec.tileCols();
+  const int64_t bandTiles = rows * spec.tileCols(),
+                imageTiles = spec.tileRows() * spec.tileCols();
   const int64_t xRowBytes = spec.w * 16 * 4, yRowBytes = spec.outW() * 16 * 4;
+  const int64_t xImageBytes = cp * spec.h * xRowBytes / 16,
+                yImageBytes = ocp * spec.outH() * yRowBytes / 16;
   Value zero = i64(0);
   Value residual = operands.residual ? operands.residual : zero;
   Value bias = operands.bias ? operands.bias : zero;
 
-  // fields: x, y, residual, u, bias, v, m.
-  auto runBand = [&](const BandKind &kind, Value i, ValueRange f) {
-    auto at = [&](Value base, Value index, int64_t stride, int64_t offset) {
-      Value shifted = b.create<arith::AddIOp>(
+  // Band `band` of image `image` (null for one image); fields: x, y,
+  // residual, u, bias, v, m. Its V and M follow those of the tiles before
+  // it.
+  auto runBand = [&](const BandKind &kind, Value band, Value image,
+                     ValueRange f) {
+    auto at = [&](Value base, Value index, int64_t stride) -> Value {
+      return b.create<arith::AddIOp>(
           loc, base, b.create<arith::MulIOp>(loc, index, i64(stride)));
-      return offset ? b.create<arith::AddIOp>(loc, shifted, i64(offset))
-                    : shifted;
     };
-    Value x = at(f[0], i, rows * spec.m * xRowBytes, kind.rowShift * xRowBytes);
-    Value y = at(f[1], i, rows * spec.m * yRowBytes, 0);
-    Value z =
-        operands.residual ? at(f[2], i, rows * spec.m * yRowBytes, 0) : f[2];
-    Value vBand = at(f[5], i, positions * bandTiles * cp * 4, 0);
-    Value mBand = at(f[6], i, positions * bandTiles * ocp * 4, 0);
+    auto inImage = [&](Value base, int64_t imageBytes) {
+      return image ? at(base, image, imageBytes) : base;
+    };
+    Value x = at(inImage(f[0], xImageBytes), band, rows * spec.m * xRowBytes);
+    x = b.create<arith::AddIOp>(loc, x, i64(kind.rowShift * xRowBytes));
+    Value y = at(inImage(f[1], yImageBytes), band, rows * spec.m * yRowBytes);
+    Value z = operands.residual ? at(inImage(f[2], yImageBytes), band,
+                                     rows * spec.m * yRowBytes)
+                                : f[2];
+    Value firstTile = b.create<arith::MulIOp>(loc, band, i64(bandTiles));
+    if (image)
+      firstTile = b.create<arith::AddIOp>(
+          loc, firstTile, b.create<arith::MulIOp>(loc, image, i64(imageTiles)));
+    Value vBand = at(f[5], firstTile, positions * cp * 4);
+    Value mBand = at(f[6], firstTile, positions * ocp * 4);
     Value none = i64(0);
     ctx.callKernel(kind.input, {x, vBand, none, none});
     const int64_t tiles = kind.spec.tiles();
@@ -156,26 +171,33 @@ bool emitWinogradBands(Operation *op, OpLoweringContext &ctx,
       b.setInsertionPoint(loop.getBody()->getTerminator());
       Value xi = b.create<arith::IndexCastOp>(loc, b.getI64Type(),
                                               loop.getInductionVar());
-      ctx.callKernel(kind.gemm, {at(vBand, xi, tiles * cp * 4, 0),
-                                 at(f[3], xi, operands.packedFloats * 4, 0),
-                                 none, at(mBand, xi, tiles * ocp * 4, 0)});
+      ctx.callKernel(kind.gemm, {at(vBand, xi, tiles * cp * 4),
+                                 at(f[3], xi, operands.packedFloats * 4), none,
+                                 at(mBand, xi, tiles * ocp * 4)});
     }
     ctx.callKernel(kind.output, {mBand, y, f[4], z});
   };
   const int64_t bands = plan.bands, first = plan.first, inner = plan.inner,
                 last = plan.last;
   ctx.parallelFor(
-      bands,
+      spec.n * bands,
       {operands.x, operands.y, residual, operands.u, bias, operands.v,
        operands.m},
       [&](Value i, ValueRange f) {
+        Value band = i, image;
+        if (spec.n > 1) {
+          band = b.create<arith::RemUIOp>(loc, i, i64(bands));
+          image = b.create<arith::DivUIOp>(loc, i, i64(bands));
+        }
         // Band 0 is of kind `first`, band bands - 1 of `last`, the others
         // of `inner`.
-        auto runKind = [&](int64_t kind) { runBand(plan.kinds[kind], i, f); };
-        auto branch = [&](int64_t band, int64_t kind,
+        auto runKind = [&](int64_t kind) {
+          runBand(plan.kinds[kind], band, image, f);
+        };
+        auto branch = [&](int64_t index, int64_t kind,
                           function_ref<void()> otherwise) {
-          Value is = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, i,
-                                             i64(band));
+          Value is = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                             band, i64(index));
           auto ifOp = b.create<scf::IfOp>(loc, is, /*withElse=*/true);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&ifOp.getThenRegion().front());

@@ -36,7 +36,7 @@ struct WinogradOperands {
   int64_t packedFloats = 0;
 };
 
-/// Emits `spec` (one image) as bands of `rows` tile rows over the threads;
+/// Emits `spec` as bands of `rows` tile rows of each image over the threads;
 /// false after reporting a kernel generator's failure on `op`.
 bool emitWinogradBands(mlir::Operation *op, OpLoweringContext &ctx,
                        const WinogradSpec &spec, int64_t rows,

@@ -8,8 +8,8 @@
 // transformed and packed weights, over the threads) into M, the output
 // transform with the conv's bias, residual and activation. V and M are
 // scratch of this op. F(4x4) is taken when there are enough tiles for its
-// bigger U (kMinF4Tiles). With a small U, one image and more than one
-// thread, the conv runs in bands of tile rows instead (WinogradBands.h).
+// bigger U (kMinF4Tiles). With a small U and more than one thread, the
+// conv runs in bands of tile rows instead (WinogradBands.h).
 //
 // Taken for group-1 3x3 convs with stride and dilation 1, pads of at most 2,
 // and enough channels on both sides that the GEMMs are not mostly edges
