@@ -792,7 +792,7 @@ Status generateConv(const ConvSpec &spec, std::vector<uint8_t> &code) {
   // block is not a sliver.
   // Depthwise has no input channels to share a broadcast: one block.
   // Stride 2 over a blocked input takes 7 pixels: ResNet-50's 1x1 and 3x3
-  // stride-2 convs ran 3 to 8% faster so than with 14 (Zen 5, each conv
+  // stride-2 convs ran 3 to 8% faster than with 14 (Zen 5, each conv
   // alone, fastest of 200 runs, three processes each).
   const int nb = convGroupBlocks(spec);
   int width = spec.blockWidth;

@@ -61,7 +61,7 @@ struct WinogradSpec {
   int64_t vRow = 0, mRow = 0;
   /// Floats from one channel block of X (of Y and the residual) to the
   /// next; 0: this spec's own h * w * 16 (outH * outW * 16). A kernel for a
-  /// band of rows of the image (WinogradConv.cpp) has the whole image's.
+  /// band of rows of the image (WinogradBands.cpp) has the whole image's.
   int64_t xPlane = 0, yPlane = 0;
 
   int64_t outH() const { return h + pads[0] + pads[2] - 2; }
