@@ -90,6 +90,7 @@ GemmSpec winogradGemm(const WinogradSpec &spec, std::string name) {
   gemm.n = spec.mRowFloats();
   gemm.k = spec.c;
   gemm.lda = spec.vRowFloats();
+  gemm.prefetchNextB = true; // U of position i + 1 follows that of i
   return gemm;
 }
 

@@ -134,6 +134,8 @@ private:
   /// Panels of the next column block of B each row block prefetches (0:
   /// none).
   int prefetchPanels_ = 0;
+  /// The last column block prefetches the next call's B (prefetchNextB).
+  bool prefetchNextB_ = false;
   /// K steps of every pass but the last, and the number of passes.
   int64_t passK_ = 0, passes_ = 1;
   /// The pass being generated: its K steps, and whether it is the first
@@ -414,7 +416,7 @@ void GemmKernel::columnBlocks(int64_t count, int vectors, bool masked,
   startPrefetch(vectors);
   // The last block of C prefetches its own lines (cached hits) rather than
   // memory past B: in a chunk of the columns, that is another thread's.
-  if (prefetchPanels_ && last) {
+  if (prefetchPanels_ && last && !prefetchNextB_) {
     xor_(eax, eax);
     if (count > 1) {
       cmp(regColIter_, 1);
@@ -471,7 +473,7 @@ void GemmKernel::runTimeColumnBlocks() {
     Xbyak::Label next;
     cmp(regColIter_, tail);
     jne(next, T_NEAR);
-    if (prefetchPanels_) // the last block of C, as in columnBlocks
+    if (prefetchPanels_ && !prefetchNextB_) // as in columnBlocks
       xor_(regPrefetch_, regPrefetch_);
     rowBlocks(tail, /*masked=*/true);
     jmp(done, T_NEAR);
@@ -528,8 +530,13 @@ void GemmKernel::generate() {
   }
   // Prefetching pays when several row blocks share a column block whose
   // slice leaves L2 room for the next one's (a 1 MiB L2 on Zen 4 and 5).
+  // The next call's B counts as a next block: one GEMM per Winograd
+  // position otherwise starts each position on U from memory (ResNet-50's
+  // U is 0.6 to 16 MB a conv, of 100 MB of weights).
+  prefetchNextB_ = spec_.prefetchNextB && passes_ == 1;
   const int64_t sliceBytes = vectors_ * passK_ * kZmmBytes;
-  if (!spec_.runTimeK && rowBlocks > 1 && spec_.n > vectors_ * kF32Lanes &&
+  if (!spec_.runTimeK && rowBlocks > 1 &&
+      (spec_.n > vectors_ * kF32Lanes || prefetchNextB_) &&
       sliceBytes <= kPrefetchSliceBytes &&
       2 * vectors_ * spec_.k * kZmmBytes < kMaxBytes)
     prefetchPanels_ = static_cast<int>((vectors_ + rowBlocks - 1) / rowBlocks);

@@ -71,6 +71,11 @@ struct GemmSpec {
   /// it are neither read from bias nor written (attention's scores over
   /// the keys of a run-time length).
   bool runTimeN = false;
+  /// B is followed in memory by the packed B of the call that comes next
+  /// (a Winograd conv's positions, a GEMM each): the row blocks of the last
+  /// column block prefetch the next B's first panels rather than their own
+  /// lines. With one pass over K only (see kBlock).
+  bool prefetchNextB = false;
   /// Register block: rows of A and zmm vectors of C columns per microkernel
   /// call (rows * vectors + vectors + 2 <= 32). 0 picks: 6 x 4; M x 4 for
   /// M of 3 to 5; M x 8 for M <= 2. Tests set them to reach each tail path.

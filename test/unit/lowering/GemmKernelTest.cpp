@@ -112,6 +112,9 @@ struct Case {
   int64_t callN = -1;
   /// K steps per pass over C (GemmSpec::kBlock).
   int64_t kBlock = 0;
+  /// GemmSpec::prefetchNextB: B ends at a guard page, so the prefetches of
+  /// the next call's B must be the only accesses past it.
+  bool prefetchNextB = false;
 };
 
 /// Generates, runs and compares one case.
@@ -121,7 +124,8 @@ void check(const Case &c, size_t offset = 0) {
             << " lda=" << c.lda << " ldc=" << c.ldc << " block=" << c.blockRows
             << "x" << c.blockVectors << " residual=" << c.residual
             << " callRows=" << c.callRows << " callK=" << c.callK
-            << " callN=" << c.callN << " kBlock=" << c.kBlock);
+            << " callN=" << c.callN << " kBlock=" << c.kBlock
+            << " prefetchNextB=" << c.prefetchNextB);
   GemmSpec spec;
   spec.m = c.m;
   spec.n = c.n;
@@ -136,6 +140,7 @@ void check(const Case &c, size_t offset = 0) {
   spec.runTimeK = c.callK >= 0;
   spec.runTimeN = c.callN >= 0;
   spec.kBlock = c.kBlock;
+  spec.prefetchNextB = c.prefetchNextB;
   // The columns the kernel writes.
   const int64_t cols =
       spec.runTimeN ? std::clamp<int64_t>(c.callN, 0, c.n) : c.n;
@@ -340,6 +345,29 @@ TEST_CASE("gemm: K summed in passes over C", "[lowering][avx512][gemm]") {
   // The default splits a long K only with enough row blocks to reuse B.
   for (int64_t m : {2, 30})
     check({m, 40, 1500, true, Act::Relu});
+}
+
+TEST_CASE("gemm: prefetching the next call's B reads nothing of it",
+          "[lowering][avx512][gemm]") {
+  MLCC_REQUIRE_AVX512F();
+  // B (packed) ends at a guard page: the last column block's row blocks
+  // prefetch past it, which must neither fault nor change C. One column
+  // block and several, an N tail, several passes over K (no prefetch of
+  // the next B then), run-time M and N.
+  for (int64_t m : {7, 30})
+    for (int64_t n : {64, 100, 256}) {
+      Case c{m, n, 40, true, Act::Relu};
+      c.prefetchNextB = true;
+      check(c);
+      c.kBlock = 16;
+      check(c);
+      c.kBlock = 0;
+      c.callRows = m - 1;
+      check(c);
+      c.callRows = -1;
+      c.callN = n - 3;
+      check(c);
+    }
 }
 
 TEST_CASE("gemm: a run-time K sums the products of each call",
