@@ -473,7 +473,9 @@ void GemmKernel::runTimeColumnBlocks() {
     Xbyak::Label next;
     cmp(regColIter_, tail);
     jne(next, T_NEAR);
-    if (prefetchPanels_ && !prefetchNextB_) // as in columnBlocks
+    if (prefetchPanels_ && prefetchNextB_) // as in columnBlocks
+      startPrefetch(tail);
+    else if (prefetchPanels_)
       xor_(regPrefetch_, regPrefetch_);
     rowBlocks(tail, /*masked=*/true);
     jmp(done, T_NEAR);
