@@ -103,8 +103,8 @@ mlir::LogicalResult emitConvCalls(mlir::Operation *op, OpLoweringContext &ctx,
                                   mlir::Value src, mlir::Value bias,
                                   mlir::Value dst, mlir::Value residual);
 
-/// Whether a planned conv runs as Winograd F(2x2, 3x3), and its lowering
-/// (WinogradConv.cpp): `weights` [OC, C, 3, 3], `residual` and the
+/// Whether a planned conv runs as Winograd (a 3x3 or 5x5 window), and its
+/// lowering (WinogradConv.cpp): `weights` [OC, C, r, r], `residual` and the
 /// following `activation` (its epilogue already in spec) as selectConv has
 /// them.
 bool winogradApplies(const ConvSpec &spec);

@@ -1,9 +1,10 @@
-//===- WinogradConv.cpp - 3x3 stride-1 convs as Winograd F(m x m, 3x3) ----===//
+//===- WinogradConv.cpp - 3x3 and 5x5 stride-1 convs as Winograd ----------===//
 //
 // The direct conv kernel runs at 60 to 95% of the FMA peak (ResNet-50's
 // 3x3 convs on a Zen 5); past that ceiling only fewer multiplications help.
 // F(4x4, 3x3) does 2.25 multiply-adds per output and channel pair, F(2x2,
-// 3x3) 4, the direct conv 9 (Kernels/Winograd.h): the input transform into
+// 3x3) 4, the direct conv 9; F(2x2, 5x5) 9 where the direct 5x5 conv does
+// 25 (Kernels/Winograd.h): the input transform into
 // V, one GEMM per position (the f32 GEMM kernel, B the compile-time
 // transformed and packed weights, over the threads) into M, the output
 // transform with the conv's bias, residual and activation. V and M are
@@ -11,8 +12,9 @@
 // bigger U (kMinF4Tiles). With a small U and more than one thread, the
 // conv runs in bands of tile rows instead (WinogradBands.h).
 //
-// Taken for group-1 3x3 convs with stride and dilation 1, pads of at most 2,
-// and enough channels on both sides that the GEMMs are not mostly edges
+// Taken for group-1 3x3 and 5x5 convs with stride and dilation 1, pads
+// smaller than the window, and enough channels on both sides that the
+// GEMMs are not mostly edges
 // (kMinWinogradChannels); a conv on a plain model input stays direct. The
 // error against the direct conv is a few f32 roundings of the transforms'
 // sums (relative 1e-6 typically for F(2x2), a few times that for F(4x4):
@@ -59,8 +61,11 @@ constexpr int64_t kTransformChunks = 8;
 constexpr int64_t kMinF4Tiles = 32;
 
 /// Outputs per tile side for `spec`, at most `largest`: 4 does 2.25
-/// multiply-adds per output and channel pair where 2 does 4.
+/// multiply-adds per output and channel pair where 2 does 4. A 5x5 window
+/// takes 2 (F(4x4, 5x5)'s 8x8 patches would round far more).
 int64_t winogradTileSize(WinogradSpec spec, int64_t largest) {
+  if (spec.r != 3)
+    return 2;
   spec.m = 4;
   return largest >= 4 && spec.tiles() >= kMinF4Tiles ? 4 : 2;
 }
@@ -168,10 +173,13 @@ bool winogradApplies(const ConvSpec &spec) {
   // No depth: a 3-D conv of one plane is laid out as a 2-D one.
   return spec.d == 1 && spec.depthKernel == 1 && spec.depthPads[0] == 0 &&
          spec.depthPads[1] == 0 && spec.group == 1 && !spec.plainInput &&
-         spec.kernel[0] == 3 && spec.kernel[1] == 3 && spec.strides[0] == 1 &&
-         spec.strides[1] == 1 &&
-         spec.dilations[0] == 1 && spec.dilations[1] == 1 &&
-         llvm::all_of(spec.pads, [](int64_t p) { return p >= 0 && p <= 2; }) &&
+         (spec.kernel[0] == 3 || spec.kernel[0] == 5) &&
+         spec.kernel[1] == spec.kernel[0] && spec.strides[0] == 1 &&
+         spec.strides[1] == 1 && spec.dilations[0] == 1 &&
+         spec.dilations[1] == 1 &&
+         llvm::all_of(
+             spec.pads,
+             [&](int64_t p) { return p >= 0 && p < spec.kernel[0]; }) &&
          spec.c >= kMinWinogradChannels && spec.oc >= kMinWinogradChannels &&
          spec.n >= 1;
 }
@@ -187,6 +195,7 @@ TargetLowering lowerWinogradConv(Operation *op, OpLoweringContext &ctx,
   spec.h = conv.h;
   spec.w = conv.w;
   spec.oc = conv.oc;
+  spec.r = conv.kernel[0];
   std::copy(std::begin(conv.pads), std::end(conv.pads), spec.pads);
   spec.bias = conv.bias;
   spec.residual = conv.residual;
@@ -198,7 +207,8 @@ TargetLowering lowerWinogradConv(Operation *op, OpLoweringContext &ctx,
                 ocp = convBlocks(spec.oc) * kConvBlock;
   // U per position, packed for the GEMM kernel, one after the other.
   std::vector<float> u, packed, part;
-  transformWinogradWeights(weights.data(), spec.oc, spec.c, ocp, spec.m, u);
+  transformWinogradWeights(weights.data(), spec.oc, spec.c, ocp, spec.m, spec.r,
+                           u);
   WinogradOperands operands;
   operands.packedFloats = packedBSize(spec.c, ocp);
   packed.reserve(spec.positions() * operands.packedFloats);

@@ -178,7 +178,7 @@ _Static_assert(offsetof(mlcc_pool_args, dst) == 8, "pool ABI");
 #endif
 
 /*===----------------------------------------------------------------------===*\
-|* Winograd F(2x2, 3x3) transforms (lowering/AVX512/Kernels/Winograd.h)       *|
+|* Winograd transforms (lowering/AVX512/Kernels/Winograd.h)                   *|
 \*===----------------------------------------------------------------------===*/
 
 /** The input transform reads src (X, NCHW16c) and writes dst (V); the

@@ -220,8 +220,9 @@ struct TargetOptions {
   /// AVX512_BF16).
   std::string precision;
   /// avx512: "auto" (or empty): 3x3 stride-1 convs run as Winograd F(4x4,
-  /// 3x3) where they have enough tiles, else F(2x2, 3x3); "f2": F(2x2, 3x3)
-  /// only (about half of F(4x4)'s rounding error); "off": direct convs.
+  /// 3x3) where they have enough tiles, else F(2x2, 3x3), 5x5 ones as F(2x2,
+  /// 5x5); "f2": F(2x2, 3x3) and F(2x2, 5x5) only (about half of F(4x4)'s
+  /// rounding error); "off": direct convs.
   std::string winograd;
   /// CPU targets: an op whose estimated time on one core is under this
   /// (microseconds) runs on the calling thread, not split over the pool.

@@ -83,7 +83,7 @@ void printProfile(const std::vector<lowering::ProfiledOp> &ops, size_t runs,
   std::printf("%-6s %10s %7s %7s %10s %10s %8s %8s %6s %5s  %s\n", "#",
               "ms/run", "share", "cumul", "Mop", "kB", "GOP/s", "GB/s", "roof",
               "prec", "op");
-  double cumulative = 0, farTime = 0;
+  double cumulative = 0, farTime = 0, boundTotal = 0;
   int big = 0, far = 0;
   for (size_t i : order) {
     const lowering::OpWork &work = ops[i].work;
@@ -96,6 +96,7 @@ void printProfile(const std::vector<lowering::ProfiledOp> &ops, size_t runs,
     if (seconds > 0 && work.bytes > 0)
       std::snprintf(gbs, sizeof(gbs), "%.1f", work.bytes / seconds * 1e-9);
     const double bound = peak.boundSeconds(work);
+    boundTotal += bound;
     if (seconds > 0 && bound > 0) {
       const double reached = bound / seconds;
       std::snprintf(roof, sizeof(roof), "%.0f%%", 100 * reached);
@@ -122,6 +123,13 @@ void printProfile(const std::vector<lowering::ProfiledOp> &ops, size_t runs,
               "max(ops / peak of their precision, bytes / copy bandwidth "
               "of their working set), measured first on %d thread(s)\n",
               far, big, 100 * farTime, peak.threads);
+  // The model's floor: no kernel doing the same arithmetic beats it on this
+  // machine, so another runtime's time compares against it too. Convs count
+  // their direct arithmetic: Winograd's can go below it.
+  if (boundTotal > 0 && total > 0 && runs)
+    std::printf("model bound: %.3f ms/run, the sum of the ops' bounds; this "
+                "run takes %.2fx it\n",
+                1e3 * boundTotal, total / runs / boundTotal);
 }
 } // namespace
 

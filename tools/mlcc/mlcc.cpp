@@ -182,9 +182,10 @@ int main(int argc, char **argv) {
                    precisionHelp)
       ->check(CLI::IsMember(precisions));
   const char *winogradHelp =
-      "--target avx512: 3x3 stride-1 convs as Winograd: auto (F(4x4, 3x3) "
-      "where a conv has 32 tiles of 4x4 or more, else F(2x2, 3x3)), f2 "
-      "(F(2x2, 3x3) only: about half the rounding error), off (direct convs)";
+      "--target avx512: 3x3 and 5x5 stride-1 convs as Winograd: auto "
+      "(F(4x4, 3x3) where a conv has 32 tiles of 4x4 or more, else F(2x2, "
+      "3x3); F(2x2, 5x5)), f2 (F(2x2, 3x3) and F(2x2, 5x5) only: about half "
+      "the rounding error on 3x3 convs), off (direct convs)";
   const std::vector<std::string> winogradModes{"auto", "f2", "off"};
   compileCmd
       ->add_option("--winograd", compile.targetOptions.winograd, winogradHelp)

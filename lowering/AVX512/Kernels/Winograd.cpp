@@ -1,15 +1,16 @@
-//===- Winograd.cpp - Winograd F(2x2, 3x3) and F(4x4, 3x3) pieces ---------===//
+//===- Winograd.cpp - Winograd F(m x m, r x r) pieces ---------------------===//
 //
 // Both transforms work on one channel block (16 lanes) of one tile at a
-// time. F(2x2): the 16 values of a 4x4 in zmm0-15 and the half-transformed
-// ones in zmm16-31. F(4x4)'s 6x6 does not fit the registers: the input
-// transform takes B^T d a column at a time into 36 vectors on the stack,
-// then (B^T d) B a row at a time from there; the output transform keeps
-// A^T M (4x6) in zmm8-31, formed a column of M at a time, then forms and
-// stores the outputs a row at a time. As in PoolBlocked.cpp, which of a
-// tile's input rows and columns lie inside the image is known when the
-// kernel is generated: tiles wholly inside run in loops, border ones are
-// straight-line code that loads only what is inside (zeros for the rest).
+// time. F(2x2, 3x3): the 16 values of a 4x4 in zmm0-15 and the
+// half-transformed ones in zmm16-31. The 6x6 of F(4x4, 3x3) and F(2x2,
+// 5x5) does not fit the registers: the input transform takes B^T d a
+// column at a time into 36 vectors on the stack, then (B^T d) B a row at a
+// time from there; the output transform keeps A^T M (m x 6) in zmm8 on,
+// formed a column of M at a time, then forms and stores the outputs a row
+// at a time (F(2x2, 5x5): two rows at a time). As in PoolBlocked.cpp, which of
+// a tile's input rows and columns lie inside the image is known when the kernel
+// is generated: tiles wholly inside run in loops, border ones are straight-line
+// code that loads only what is inside (zeros for the rest).
 //
 // Input transform registers: r8 X plane, r9 V of the image, r15 V of the
 // block, r12 X row and r13 V row (row loop), rax X tile and rcx V tile
@@ -31,6 +32,7 @@
 #include "KernelABI.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 namespace mlcc::avx512 {
@@ -46,20 +48,24 @@ Xbyak::Address argField(Xbyak::CodeGenerator &g, size_t offset) {
   return g.ptr[g.rdi + static_cast<int>(offset)];
 }
 
-// F(4x4, 3x3) on the points 0, -1, 1, 1/2, -2 and infinity, which
-// Barabasz et al. (2020) suggest for F(4x4) in f32: Lavin's 0, +-1, +-2
-// had 1.6 times the mean and 3 times the largest error in a simulation of
-// these kernels' roundings (64 channels, inputs and weights in [-1, 1)),
+// The 6x6 transforms on the points 0, -1, 1, 1/2, -2 and infinity, which
+// Barabasz et al. (2020) suggest for F(4x4, 3x3) in f32: Lavin's 0, +-1,
+// +-2 had 1.6 times the mean and 3 times the largest error in a simulation
+// of these kernels' roundings (64 channels, inputs and weights in [-1, 1)),
 // and missed --check's default tolerance on winograd.test's 22x27 model.
-// G is in transformWinogradWeights.
-constexpr double kBT4[6][6] = {
+// B^T depends on the points only, so F(2x2, 5x5) shares it; A^T's row i
+// is p^i, with the infinite point in the last row; G is in
+// transformWinogradWeights.
+constexpr double kPoints6[5] = {0, -1, 1, 0.5, -2};
+constexpr double kBT6[6][6] = {
     {1, -1.5, -2, 1.5, 1, 0}, {0, 1, -2.5, 0.5, 1, 0},
     {0, -1, 0.5, 2.5, 1, 0},  {0, -2, -1, 2, 1, 0},
     {0, 0.5, -1, -0.5, 1, 0}, {0, 1, -1.5, -2, 1.5, 1}};
-constexpr double kAT4[4][6] = {{1, 1, 1, 1, 1, 0},
-                               {0, -1, 1, 0.5, -2, 0},
-                               {0, 1, 1, 0.25, 4, 0},
-                               {0, -1, 1, 0.125, -8, 1}};
+constexpr double kAT6m4[4][6] = {{1, 1, 1, 1, 1, 0},
+                                 {0, -1, 1, 0.5, -2, 0},
+                                 {0, 1, 1, 0.25, 4, 0},
+                                 {0, -1, 1, 0.125, -8, 1}};
+constexpr double kAT6m2[2][6] = {{1, 1, 1, 1, 1, 0}, {0, -1, 1, 0.5, -2, 1}};
 
 /// y[i] = sum_j coef[i][j] x[j] for `rows` rows of six: adds and subtracts
 /// for the +-1 terms, FMAs with broadcast constants for the others. y must
@@ -131,10 +137,10 @@ private:
 
   void tile(uint32_t rows, uint32_t cols, const Xbyak::Reg64 &src,
             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
-  void tile2(uint32_t rows, uint32_t cols, const Xbyak::Reg64 &src,
-             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
-  void tile4(uint32_t rows, uint32_t cols, const Xbyak::Reg64 &src,
-             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
+  void tile4x4(uint32_t rows, uint32_t cols, const Xbyak::Reg64 &src,
+               int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
+  void tile6x6(uint32_t rows, uint32_t cols, const Xbyak::Reg64 &src,
+               int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
   void row(int64_t th, const Xbyak::Reg64 &src, int64_t srcDisp,
            const Xbyak::Reg64 &dst, int64_t dstDisp);
   void plane();
@@ -145,15 +151,16 @@ private:
 void WinogradInputKernel::tile(uint32_t rows, uint32_t cols,
                                const Xbyak::Reg64 &src, int64_t srcDisp,
                                const Xbyak::Reg64 &dst, int64_t dstDisp) {
-  if (s_.m == 4)
-    tile4(rows, cols, src, srcDisp, dst, dstDisp);
+  if (alpha_ == 6)
+    tile6x6(rows, cols, src, srcDisp, dst, dstDisp);
   else
-    tile2(rows, cols, src, srcDisp, dst, dstDisp);
+    tile4x4(rows, cols, src, srcDisp, dst, dstDisp);
 }
 
-void WinogradInputKernel::tile2(uint32_t rows, uint32_t cols,
-                                const Xbyak::Reg64 &src, int64_t srcDisp,
-                                const Xbyak::Reg64 &dst, int64_t dstDisp) {
+/// F(2x2, 3x3)'s 4x4 patch.
+void WinogradInputKernel::tile4x4(uint32_t rows, uint32_t cols,
+                                  const Xbyak::Reg64 &src, int64_t srcDisp,
+                                  const Xbyak::Reg64 &dst, int64_t dstDisp) {
   auto d = [](int i, int j) { return Xbyak::Zmm(i * 4 + j); };
   auto t = [](int i, int j) { return Xbyak::Zmm(16 + i * 4 + j); };
   for (int i = 0; i < 4; ++i)
@@ -184,11 +191,11 @@ void WinogradInputKernel::tile2(uint32_t rows, uint32_t cols,
             Xbyak::Zmm(xi));
 }
 
-/// F(4x4): B^T d a column at a time into the stack (t(i, j) at rsp + (6 i +
-/// j) * 64), then (B^T d) B a row at a time into V.
-void WinogradInputKernel::tile4(uint32_t rows, uint32_t cols,
-                                const Xbyak::Reg64 &src, int64_t srcDisp,
-                                const Xbyak::Reg64 &dst, int64_t dstDisp) {
+/// A 6x6 patch: B^T d a column at a time into the stack (t(i, j) at rsp +
+/// (6 i + j) * 64), then (B^T d) B a row at a time into V.
+void WinogradInputKernel::tile6x6(uint32_t rows, uint32_t cols,
+                                  const Xbyak::Reg64 &src, int64_t srcDisp,
+                                  const Xbyak::Reg64 &dst, int64_t dstDisp) {
   const Xbyak::Zmm x[6] = {zmm0, zmm1, zmm2, zmm3, zmm4, zmm5};
   const Xbyak::Zmm y[6] = {zmm6, zmm7, zmm8, zmm9, zmm10, zmm11};
   auto stack = [&](int i, int j) { return ptr[rsp + (i * 6 + j) * 64]; };
@@ -200,14 +207,14 @@ void WinogradInputKernel::tile4(uint32_t rows, uint32_t cols,
       else
         vpxord(x[i], x[i], x[i]);
     }
-    emitSums6(*this, kBT4, 6, x, y);
+    emitSums6(*this, kBT6, 6, x, y);
     for (int i = 0; i < 6; ++i)
       vmovups(stack(i, j), y[i]);
   }
   for (int i = 0; i < 6; ++i) {
     for (int j = 0; j < 6; ++j)
       vmovups(x[j], stack(i, j));
-    emitSums6(*this, kBT4, 6, x, y);
+    emitSums6(*this, kBT6, 6, x, y);
     for (int j = 0; j < 6; ++j)
       vmovups(
           ptr[dst + static_cast<int>(dstDisp + (i * 6 + j) * positionBytes_)],
@@ -215,7 +222,7 @@ void WinogradInputKernel::tile4(uint32_t rows, uint32_t cols,
   }
 }
 
-/// srcDisp addresses X at (2 th - pad top, 0), dstDisp V at tile (th, 0).
+/// srcDisp addresses X at (m th - pad top, 0), dstDisp V at tile (th, 0).
 void WinogradInputKernel::row(int64_t th, const Xbyak::Reg64 &src,
                               int64_t srcDisp, const Xbyak::Reg64 &dst,
                               int64_t dstDisp) {
@@ -289,7 +296,7 @@ void WinogradInputKernel::generate() {
   preamble({rbx, r12, r13, r14, r15});
   const int64_t blocks = padded(s_.c) / kLanes;
   if (s_.tiles() > 0 && blocks > 0) {
-    if (s_.m == 4)
+    if (alpha_ == 6)
       sub(rsp, kStackBytes);
     mov(r8, argField(*this, offsetof(mlcc_winograd_args, src)));
     mov(r9, argField(*this, offsetof(mlcc_winograd_args, dst)));
@@ -307,7 +314,7 @@ void WinogradInputKernel::generate() {
     addImm(r9, s_.tileRows() * s_.tileCols() * rowFloats_ * 4, rdx);
     dec(r10);
     jnz(image, T_NEAR);
-    if (s_.m == 4)
+    if (alpha_ == 6)
       add(rsp, kStackBytes);
   }
   postamble();
@@ -334,10 +341,10 @@ private:
 
   void tile(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
-  void tile2(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
-             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
-  void tile4(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
-             int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
+  void tile4x4(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
+               int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
+  void tile6x6(int rows, int cols, bool masked, const Xbyak::Reg64 &src,
+               int64_t srcDisp, const Xbyak::Reg64 &dst, int64_t dstDisp);
   void finishOutputs(int blockCols, int rows, int cols, int firstRow,
                      bool masked, const Xbyak::Reg64 &dst, int64_t dstDisp);
   void row(int rows, bool masked, const Xbyak::Reg64 &src, int64_t srcDisp,
@@ -350,15 +357,16 @@ private:
 void WinogradOutputKernel::tile(int rows, int cols, bool masked,
                                 const Xbyak::Reg64 &src, int64_t srcDisp,
                                 const Xbyak::Reg64 &dst, int64_t dstDisp) {
-  if (s_.m == 4)
-    tile4(rows, cols, masked, src, srcDisp, dst, dstDisp);
+  if (s_.alpha() == 6)
+    tile6x6(rows, cols, masked, src, srcDisp, dst, dstDisp);
   else
-    tile2(rows, cols, masked, src, srcDisp, dst, dstDisp);
+    tile4x4(rows, cols, masked, src, srcDisp, dst, dstDisp);
 }
 
-void WinogradOutputKernel::tile2(int rows, int cols, bool masked,
-                                 const Xbyak::Reg64 &src, int64_t srcDisp,
-                                 const Xbyak::Reg64 &dst, int64_t dstDisp) {
+/// F(2x2, 3x3)'s 4x4 positions.
+void WinogradOutputKernel::tile4x4(int rows, int cols, bool masked,
+                                   const Xbyak::Reg64 &src, int64_t srcDisp,
+                                   const Xbyak::Reg64 &dst, int64_t dstDisp) {
   auto m = [](int i, int j) { return Xbyak::Zmm(8 + i * 4 + j); };
   auto t = [](int i, int j) { return Xbyak::Zmm(24 + i * 4 + j); };
   auto y = [](int i, int j) { return Xbyak::Zmm(i * 2 + j); };
@@ -382,8 +390,9 @@ void WinogradOutputKernel::tile2(int rows, int cols, bool masked,
   finishOutputs(2, rows, cols, 0, masked, dst, dstDisp);
 }
 
-/// The tile's four outputs in zmm0-3, rows of `blockCols` (2 for F(2x2),
-/// 4 for an F(4x4) tile's row `firstRow`): bias, residual, epilogue
+/// The tile's four outputs in zmm0-3, rows of `blockCols` = m from the
+/// tile's row `firstRow` on (an F(4x4) tile's one row): bias, residual,
+/// epilogue
 /// (scratch zmm4-7), then those of the first `rows` x `cols` inside Y
 /// stored.
 void WinogradOutputKernel::finishOutputs(int blockCols, int rows, int cols,
@@ -417,11 +426,14 @@ void WinogradOutputKernel::finishOutputs(int blockCols, int rows, int cols,
     }
 }
 
-/// F(4x4): A^T M a column of M at a time into zmm8-31 (row i of A^T M in
-/// zmm(8 + 6 i) on), then each output row from its six.
-void WinogradOutputKernel::tile4(int rows, int cols, bool masked,
-                                 const Xbyak::Reg64 &src, int64_t srcDisp,
-                                 const Xbyak::Reg64 &dst, int64_t dstDisp) {
+/// 6x6 positions: A^T M a column of M at a time into zmm8 on (row i of A^T
+/// M in zmm(8 + 6 i) on), then the outputs from those, as many rows as fill
+/// zmm0-3 at a time (one of F(4x4, 3x3), two of F(2x2, 5x5)).
+void WinogradOutputKernel::tile6x6(int rows, int cols, bool masked,
+                                   const Xbyak::Reg64 &src, int64_t srcDisp,
+                                   const Xbyak::Reg64 &dst, int64_t dstDisp) {
+  const int m = static_cast<int>(s_.m);
+  const double(*at)[6] = m == 4 ? kAT6m4 : kAT6m2;
   auto half = [](int i, int j) { return Xbyak::Zmm(8 + i * 6 + j); };
   const Xbyak::Zmm x[6] = {zmm0, zmm1, zmm2, zmm3, zmm4, zmm5};
   for (int j = 0; j < 6; ++j) {
@@ -429,15 +441,24 @@ void WinogradOutputKernel::tile4(int rows, int cols, bool masked,
       vmovups(
           x[i],
           ptr[src + static_cast<int>(srcDisp + (i * 6 + j) * positionBytes_)]);
-    const Xbyak::Zmm y[4] = {half(0, j), half(1, j), half(2, j), half(3, j)};
-    emitSums6(*this, kAT4, 4, x, y);
+    Xbyak::Zmm y[4];
+    for (int i = 0; i < m; ++i)
+      y[i] = half(i, j);
+    emitSums6(*this, at, m, x, y);
   }
-  const Xbyak::Zmm y[4] = {zmm0, zmm1, zmm2, zmm3};
-  for (int i = 0; i < rows; ++i) {
-    const Xbyak::Zmm h[6] = {half(i, 0), half(i, 1), half(i, 2),
-                             half(i, 3), half(i, 4), half(i, 5)};
-    emitSums6(*this, kAT4, 4, h, y);
-    finishOutputs(4, 1, cols, i, masked, dst, dstDisp);
+  const int rowsAtOnce = 4 / m;
+  for (int i0 = 0; i0 < rows; i0 += rowsAtOnce) {
+    const int n = std::min(rowsAtOnce, rows - i0);
+    for (int i = 0; i < n; ++i) {
+      const Xbyak::Zmm h[6] = {half(i0 + i, 0), half(i0 + i, 1),
+                               half(i0 + i, 2), half(i0 + i, 3),
+                               half(i0 + i, 4), half(i0 + i, 5)};
+      Xbyak::Zmm y[4];
+      for (int j = 0; j < m; ++j)
+        y[j] = Xbyak::Zmm(i * m + j);
+      emitSums6(*this, at, m, h, y);
+    }
+    finishOutputs(m, n, cols, i0, masked, dst, dstDisp);
   }
 }
 
@@ -541,12 +562,15 @@ ref::Status checkWinograd(const WinogradSpec &spec) {
   MLCC_CHECK(spec.n >= 0 && spec.c > 0 && spec.oc > 0 && spec.h > 0 &&
                  spec.w > 0,
              name, ": Winograd needs non-empty shapes");
-  MLCC_CHECK(spec.m == 2 || spec.m == 4, name,
-             ": Winograd tiles of 2x2 or 4x4 outputs, not ", spec.m);
+  MLCC_CHECK((spec.r == 3 && (spec.m == 2 || spec.m == 4)) ||
+                 (spec.r == 5 && spec.m == 2),
+             name, ": Winograd F(2x2, 3x3), F(4x4, 3x3) or F(2x2, 5x5), not F(",
+             spec.m, "x", spec.m, ", ", spec.r, "x", spec.r, ")");
   for (int64_t p : spec.pads)
-    MLCC_CHECK(p >= 0 && p <= 2, name, ": Winograd takes pads of 0 to 2");
-  MLCC_CHECK(spec.outH() > 0 && spec.outW() > 0, name,
-             ": the 3x3 window does not fit the input");
+    MLCC_CHECK(p >= 0 && p < spec.r, name, ": Winograd takes pads of 0 to ",
+               spec.r - 1);
+  MLCC_CHECK(spec.outH() > 0 && spec.outW() > 0, name, ": the ", spec.r, "x",
+             spec.r, " window does not fit the input");
   for (const EltwiseOp &op : spec.epilogue)
     MLCC_CHECK(!isBinary(op.kind) && EltwiseInjector::tempsNeeded(op) <= 4,
                name, ": the epilogue takes unary ops only");
@@ -594,42 +618,57 @@ WinogradSpec winogradBand(const WinogradSpec &whole, int64_t r0, int64_t r1,
   const int64_t top = r0 * whole.m - whole.pads[0];
   const int64_t outRows = std::min(whole.outH(), r1 * whole.m) - r0 * whole.m;
   firstRow = std::max<int64_t>(top, 0);
-  // The band's outputs read input rows up to top + outRows + 1.
-  band.h = std::min(whole.h, top + outRows + 2) - firstRow;
+  // The band's outputs read input rows up to top + outRows + r - 2.
+  const int64_t reads = outRows + whole.r - 1;
+  band.h = std::min(whole.h, top + reads) - firstRow;
   band.pads[0] = firstRow - top;
-  band.pads[2] = outRows + 2 - band.h - band.pads[0];
+  band.pads[2] = reads - band.h - band.pads[0];
   band.xPlane = whole.xPlaneFloats();
   band.yPlane = whole.yPlaneFloats();
   return band;
 }
 
 void transformWinogradWeights(const float *g, int64_t oc, int64_t c,
-                              int64_t ocp, int64_t m, std::vector<float> &u) {
-  // G of F(2x2) and of F(4x4), in double: U = G g G^T.
+                              int64_t ocp, int64_t m, int64_t r,
+                              std::vector<float> &u) {
+  const int a = static_cast<int>(m + r - 1), k = static_cast<int>(r);
+  // G (a x r) in double: F(2x2, 3x3)'s, or for the 6x6 ones row p^q /
+  // prod_{p' != p} (p - p') for each point p of kPoints6, then the infinite
+  // point's (0, ..., 0, 1).
   static const double kG2[4][3] = {
       {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  // F(4x4)'s rows: p^k / prod_{q != p} (p - q) for the points p of kBT4.
-  static const double kG4[6][3] = {{1, 0, 0},
-                                   {-1.0 / 3, 1.0 / 3, -1.0 / 3},
-                                   {1.0 / 3, 1.0 / 3, 1.0 / 3},
-                                   {-16.0 / 15, -8.0 / 15, -4.0 / 15},
-                                   {1.0 / 15, -2.0 / 15, 4.0 / 15},
-                                   {0, 0, 1}};
-  const int a = static_cast<int>(m + 2);
-  auto G = [&](int r, int q) { return m == 4 ? kG4[r][q] : kG2[r][q]; };
+  double gm[6][5] = {};
+  if (a == 4) {
+    for (int i = 0; i < 4; ++i)
+      std::copy(kG2[i], kG2[i] + 3, gm[i]);
+  } else {
+    for (int i = 0; i < 5; ++i) {
+      double norm = 1;
+      for (int j = 0; j < 5; ++j)
+        if (j != i)
+          norm *= kPoints6[i] - kPoints6[j];
+      for (int q = 0; q < k; ++q)
+        gm[i][q] = std::pow(kPoints6[i], q) / norm;
+    }
+    gm[5][k - 1] = 1;
+  }
   u.assign(static_cast<size_t>(a * a * c * ocp), 0.0f);
   for (int64_t o = 0; o < oc; ++o)
     for (int64_t i = 0; i < c; ++i) {
-      const float *k = g + (o * c + i) * 9;
-      double gk[6][3]; // G g
-      for (int r = 0; r < a; ++r)
-        for (int q = 0; q < 3; ++q)
-          gk[r][q] = G(r, 0) * k[q] + G(r, 1) * k[3 + q] + G(r, 2) * k[6 + q];
-      for (int r = 0; r < a; ++r)
+      const float *w = g + (o * c + i) * k * k;
+      double gw[6][5]; // G g
+      for (int p = 0; p < a; ++p)
+        for (int q = 0; q < k; ++q) {
+          gw[p][q] = 0;
+          for (int t = 0; t < k; ++t)
+            gw[p][q] += gm[p][t] * w[t * k + q];
+        }
+      for (int p = 0; p < a; ++p)
         for (int q = 0; q < a; ++q) {
-          double v =
-              gk[r][0] * G(q, 0) + gk[r][1] * G(q, 1) + gk[r][2] * G(q, 2);
-          u[static_cast<size_t>(((r * a + q) * c + i) * ocp + o)] =
+          double v = 0;
+          for (int t = 0; t < k; ++t)
+            v += gw[p][t] * gm[q][t];
+          u[static_cast<size_t>(((p * a + q) * c + i) * ocp + o)] =
               static_cast<float>(v);
         }
     }

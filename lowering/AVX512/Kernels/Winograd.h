@@ -1,23 +1,26 @@
-//===- Winograd.h - Winograd F(2x2, 3x3) and F(4x4, 3x3) pieces -*- C++ -*-===//
+//===- Winograd.h - Winograd F(m x m, r x r) pieces -------------*- C++ -*-===//
 //
-// A 3x3 stride-1 conv as Winograd's minimal filtering F(m x m, 3x3) (Lavin
-// and Gray, 2015), m = 2 or 4: each m x m block of outputs (a tile) comes
-// from the a x a input patch d around it (a = m + 2) as
+// An r x r stride-1 conv as Winograd's minimal filtering F(m x m, r x r)
+// (Lavin and Gray, 2015), F(2x2, 3x3), F(4x4, 3x3) or F(2x2, 5x5): each
+// m x m block of outputs (a tile) comes from the a x a input patch d around
+// it (a = m + r - 1) as
 //
 //   Y = A^T [ (G g G^T) . (B^T d B) ] A
 //
 // with . elementwise over the a^2 positions xi. Summed over the input
 // channels, position xi is a matrix product: M_xi[tile][oc] =
 // sum_c V_xi[tile][c] U_xi[c][oc], a^2 GEMMs. Per output and channel pair
-// the direct conv does 9 multiply-adds, F(2x2) 16 / 4 = 4, F(4x4) 36 / 16
-// = 2.25; F(4x4)'s U is 36 / 16 times bigger and its transforms' sums are
-// longer (errors a few times F(2x2)'s, still f32 roundings). The products
+// the direct 3x3 conv does 9 multiply-adds, F(2x2, 3x3) 16 / 4 = 4, F(4x4,
+// 3x3) 36 / 16 = 2.25; F(4x4)'s U is 36 / 16 times bigger and its
+// transforms' sums are longer (errors a few times F(2x2)'s, still f32
+// roundings). F(2x2, 5x5) does 36 / 4 = 9 where the direct 5x5 conv does
+// 25, on the same 6x6 patches and B as F(4x4, 3x3). The products
 // run on the f32 GEMM kernel (Gemm.h); these are the pieces around them,
 // all over NCHW16c:
 //
 //   input transform   X (blocked) -> V[xi][tile][CP], CP = channels padded
 //                     to 16 (the padding is never read: the GEMMs take K = C)
-//   weight transform  g [OC][C][3][3] -> U[xi][C][OCP], at compile time
+//   weight transform  g [OC][C][r][r] -> U[xi][C][OCP], at compile time
 //   output transform  M[xi][tile][OCP] -> Y (blocked), with the conv's
 //                     bias, residual and epilogue; Y's padding lanes 0
 //
@@ -46,11 +49,12 @@ namespace mlcc::avx512 {
 
 struct WinogradSpec {
   std::string name = "winograd";
-  /// Input [N, C, H, W], output channels OC; a 3x3 window, stride 1.
+  /// Input [N, C, H, W], output channels OC; an r x r window, stride 1.
   int64_t n = 1, c = 1, h = 1, w = 1, oc = 1;
-  /// Outputs per tile side: 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3)).
-  int64_t m = 2;
-  /// ONNX order: top, left, bottom, right; each 0 to 2.
+  /// Outputs per tile side and window side: F(2x2, 3x3), F(4x4, 3x3) or
+  /// F(2x2, 5x5).
+  int64_t m = 2, r = 3;
+  /// ONNX order: top, left, bottom, right; each 0 to r - 1.
   int64_t pads[4] = {0, 0, 0, 0};
   bool bias = false;
   bool residual = false;
@@ -64,10 +68,10 @@ struct WinogradSpec {
   /// band of rows of the image (WinogradBands.cpp) has the whole image's.
   int64_t xPlane = 0, yPlane = 0;
 
-  int64_t outH() const { return h + pads[0] + pads[2] - 2; }
-  int64_t outW() const { return w + pads[1] + pads[3] - 2; }
+  int64_t outH() const { return h + pads[0] + pads[2] - (r - 1); }
+  int64_t outW() const { return w + pads[1] + pads[3] - (r - 1); }
   /// Side of the transform domain, and its positions: one GEMM each.
-  int64_t alpha() const { return m + 2; }
+  int64_t alpha() const { return m + r - 1; }
   int64_t positions() const { return alpha() * alpha(); }
   int64_t tileRows() const { return (outH() + m - 1) / m; }
   int64_t tileCols() const { return (outW() + m - 1) / m; }
@@ -102,11 +106,12 @@ ref::Status generateWinogradOutput(const WinogradSpec &spec,
 WinogradSpec winogradBand(const WinogradSpec &whole, int64_t r0, int64_t r1,
                           int64_t &firstRow);
 
-/// U = G g G^T of g [OC][C][3][3] for F(m x m, 3x3):
-/// u[(xi * C + c) * ocp + oc], 0 past OC; u is resized to (m + 2)^2 * C *
-/// ocp floats.
+/// U = G g G^T of g [OC][C][r][r] for F(m x m, r x r):
+/// u[(xi * C + c) * ocp + oc], 0 past OC; u is resized to (m + r - 1)^2 * C
+/// * ocp floats.
 void transformWinogradWeights(const float *g, int64_t oc, int64_t c,
-                              int64_t ocp, int64_t m, std::vector<float> &u);
+                              int64_t ocp, int64_t m, int64_t r,
+                              std::vector<float> &u);
 
 } // namespace mlcc::avx512
 

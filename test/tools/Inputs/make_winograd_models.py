@@ -7,6 +7,12 @@ for each (data/, data_b2/, data_f4/), for test/tools/winograd.test:
   b -> Conv 3x3 pads (0, 1, 2, 1) (48->35) -> y        (odd channels, pads)
   x -> Conv 3x3 pad 1 (32->8) -> s                     (too few channels)
 
+and winograd_5x5.onnx, with data_5x5/, for F(2x2, 5x5):
+
+  x [1, 32, 12, 13] -> Conv 5x5 pad 2 (32->40) + bias + Relu -> a
+  a -> Conv 5x5 pads (1, 0, 3, 4) (40->24) -> y          (asymmetric pads)
+  a -> Conv 5x5 stride 2 pad 2 (40->16) -> s            (stays direct)
+
 with seeded random weights."""
 import os
 import sys
@@ -49,12 +55,40 @@ def model(name, batch, h, w):
               os.path.join(out, name))
 
 
-SETS = (("winograd.onnx", "data", 1, 9, 11),
-        ("winograd_b2.onnx", "data_b2", 2, 9, 11),
-        ("winograd_f4.onnx", "data_f4", 1, 22, 27))
+def model_5x5(name, batch, h, w):
+    rng = np.random.default_rng(61)
+    inits = []
+
+    def t(n, shape, scale):
+        inits.append(numpy_helper.from_array(
+            rng.normal(0, scale, shape).astype(np.float32), n))
+        return n
+
+    nodes = [
+        helper.make_node("Conv", ["x", t("w1", (40, 32, 5, 5), 0.05), t("b1", (40,), 0.1)],
+                         ["c1"], pads=[2, 2, 2, 2], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["a"], name="relu1"),
+        helper.make_node("Conv", ["a", t("w2", (24, 40, 5, 5), 0.05)], ["y"],
+                         pads=[1, 0, 3, 4], name="conv2"),
+        helper.make_node("Conv", ["a", t("w3", (16, 40, 5, 5), 0.05)], ["s"],
+                         pads=[2, 2, 2, 2], strides=[2, 2], name="conv3"),
+    ]
+    graph = helper.make_graph(
+        nodes, "winograd_5x5",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 32, h, w])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(out, name))
+
+
+SETS = ((model, "winograd.onnx", "data", 1, 9, 11),
+        (model, "winograd_b2.onnx", "data_b2", 2, 9, 11),
+        (model, "winograd_f4.onnx", "data_f4", 1, 22, 27),
+        (model_5x5, "winograd_5x5.onnx", "data_5x5", 1, 12, 13))
 rng = np.random.default_rng(59)
-for name, d, batch, h, w in SETS:
-    model(name, batch, h, w)
+for make, name, d, batch, h, w in SETS:
+    make(name, batch, h, w)
     os.makedirs(os.path.join(out, d), exist_ok=True)
     x = rng.normal(0, 1, (batch, 32, h, w)).astype(np.float32)
     with open(os.path.join(out, d, "input_0.pb"), "wb") as f:

@@ -1,10 +1,11 @@
-//===- WinogradKernelTest.cpp - Winograd F(2x2, 3x3) vs reference ------===//
+//===- WinogradKernelTest.cpp - Winograd F(m x m, r x r) vs reference ---===//
 //
-// The whole conv as WinogradConv.cpp runs it: the input transform, sixteen
-// GEMMs on the transformed and packed weights, the output transform with
-// bias, residual and activation; against the reference fused_conv. Shapes
-// cover even and odd outputs (a last tile of one row or column), pads of 0
-// to 2 on each side, tiles wholly in the pads, channel counts past whole
+// The whole conv as WinogradConv.cpp runs it, as F(2x2, 3x3), F(4x4, 3x3)
+// and F(2x2, 5x5): the input transform, a GEMM per position on the
+// transformed and packed weights, the output transform with bias, residual
+// and activation; against the reference fused_conv. Shapes cover even and
+// odd outputs (a last tile of one row or column), pads of 0 to r - 1 on
+// each side, tiles wholly in the pads, channel counts past whole
 // blocks on both sides, batches, and planes wide enough for the row and
 // column loops. The input's and residual's padding lanes hold NaN (the
 // GEMMs must not read them); Y's must come out 0.
@@ -38,7 +39,7 @@ struct Case {
   int64_t pads[4];
   bool bias = false, residual = false;
   const char *activation = "none";
-  int64_t m = 2;
+  int64_t m = 2, r = 3;
 };
 
 /// x [N, C, H, W] in NCHW16c, NaN in the padding lanes.
@@ -65,6 +66,7 @@ void checkTile(const Case &k, int64_t bandRows = 0) {
   spec.w = k.w;
   spec.oc = k.oc;
   spec.m = k.m;
+  spec.r = k.r;
   std::copy(k.pads, k.pads + 4, spec.pads);
   spec.bias = k.bias;
   spec.residual = k.residual;
@@ -74,20 +76,21 @@ void checkTile(const Case &k, int64_t bandRows = 0) {
     spec.epilogue.push_back(EltwiseOp::unary(EltwiseKind::Sigmoid));
   const int64_t oh = spec.outH(), ow = spec.outW();
   const int64_t cp = convBlocks(k.c) * 16, ocp = convBlocks(k.oc) * 16;
-  INFO("F(" << k.m << ") N=" << k.n << " C=" << k.c << " H=" << k.h
-            << " W=" << k.w << " OC=" << k.oc << " pads " << k.pads[0] << ","
-            << k.pads[1] << "," << k.pads[2] << "," << k.pads[3] << " bias="
-            << k.bias << " residual=" << k.residual << " act=" << k.activation
-            << " bands of " << bandRows << " tile rows");
+  INFO("F(" << k.m << ", " << k.r << ") N=" << k.n << " C=" << k.c
+            << " H=" << k.h << " W=" << k.w << " OC=" << k.oc << " pads "
+            << k.pads[0] << "," << k.pads[1] << "," << k.pads[2] << ","
+            << k.pads[3] << " bias=" << k.bias << " residual=" << k.residual
+            << " act=" << k.activation << " bands of " << bandRows
+            << " tile rows");
 
   std::vector<float> x = randomValues(k.n * k.c * k.h * k.w, 21);
-  std::vector<float> w = randomValues(k.oc * k.c * 9, 22);
+  std::vector<float> w = randomValues(k.oc * k.c * k.r * k.r, 22);
   std::vector<float> bias =
       k.bias ? randomValues(k.oc, 23) : std::vector<float>{};
   std::vector<float> z = randomValues(k.n * k.oc * oh * ow, 24);
 
   std::vector<float> u;
-  transformWinogradWeights(w.data(), k.oc, k.c, ocp, k.m, u);
+  transformWinogradWeights(w.data(), k.oc, k.c, ocp, k.m, k.r, u);
   std::vector<float> packedU;
   for (int64_t xi = 0; xi < spec.positions(); ++xi) {
     std::vector<float> packed;
@@ -147,7 +150,7 @@ void checkTile(const Case &k, int64_t bandRows = 0) {
 
   std::vector<ref::Tensor> inputs = {
       ref::Tensor::fromBytes(DType::F32, {k.n, k.c, k.h, k.w}, x.data()),
-      ref::Tensor::fromBytes(DType::F32, {k.oc, k.c, 3, 3}, w.data()),
+      ref::Tensor::fromBytes(DType::F32, {k.oc, k.c, k.r, k.r}, w.data()),
       k.bias ? ref::Tensor::fromBytes(DType::F32, {k.oc}, bias.data())
              : ref::Tensor(),
       k.residual
@@ -159,8 +162,8 @@ void checkTile(const Case &k, int64_t bandRows = 0) {
   REQUIRE(static_cast<int64_t>(want.size()) == k.n * k.oc * oh * ow);
 
   // Inputs and weights are in [-1, 1): the products' magnitudes add up to
-  // at most 9 C; the transforms' rounding is a few ulps of that.
-  const double tol = 2e-6 * 9 * k.c;
+  // at most r^2 C; the transforms' rounding is a few ulps of that.
+  const double tol = 2e-6 * k.r * k.r * k.c;
   const int64_t ocb = convBlocks(k.oc), plane = oh * ow;
   int bad = 0;
   for (int64_t n = 0; n < k.n; ++n)
@@ -180,12 +183,19 @@ void checkTile(const Case &k, int64_t bandRows = 0) {
   CHECK(bad == 0);
 }
 
-/// Both tile sizes.
+/// Both tile sizes of a 3x3 window.
 void check(Case k) {
   for (int64_t m : {2, 4}) {
     k.m = m;
     checkTile(k);
   }
+}
+
+/// F(2x2, 5x5).
+void check5(Case k, int64_t bandRows = 0) {
+  k.m = 2;
+  k.r = 5;
+  checkTile(k, bandRows);
 }
 
 } // namespace
@@ -246,6 +256,30 @@ TEST_CASE("winograd: bands of tile rows", "[lowering][avx512][winograd]") {
     }
 }
 
+TEST_CASE("winograd: 5x5 windows", "[lowering][avx512][winograd]") {
+  MLCC_REQUIRE_AVX512F();
+  // Even and odd outputs, pads 0 to 4, tiles wholly in the pads.
+  for (int64_t h : {1, 2, 5, 8})
+    for (int64_t w : {3, 6, 9}) {
+      check5({1, 16, h, w, 16, {2, 2, 2, 2}});
+      check5({1, 16, h + 4, w + 4, 16, {0, 0, 0, 0}});
+      check5({1, 16, h, w, 16, {4, 3, 3, 4}});
+    }
+  check5({1, 32, 7, 9, 32, {0, 1, 2, 0}});
+  // Channels past whole blocks, batches, bias, residual and activations,
+  // planes with row and column loops.
+  check5({1, 33, 10, 10, 17, {2, 2, 2, 2}});
+  check5({2, 40, 6, 5, 20, {2, 2, 2, 2}, true, true, "relu"});
+  check5({1, 32, 9, 9, 24, {2, 2, 2, 2}, true, false, "sigmoid"});
+  check5({1, 16, 5, 6, 16, {1, 0, 1, 3}, false, true, "none"});
+  check5({1, 32, 32, 32, 32, {2, 2, 2, 2}, true, false, "relu"});
+  // Bands, as on several threads.
+  for (int64_t rows : {1, 2, 3}) {
+    check5({1, 16, 13, 9, 16, {2, 2, 2, 2}, true, true, "relu"}, rows);
+    check5({1, 20, 11, 10, 33, {4, 0, 3, 1}, true, false, "none"}, rows);
+  }
+}
+
 TEST_CASE("winograd: bad specs are errors", "[lowering][avx512][winograd]") {
   std::vector<uint8_t> code = {1};
   WinogradSpec spec;
@@ -260,4 +294,15 @@ TEST_CASE("winograd: bad specs are errors", "[lowering][avx512][winograd]") {
   spec.pads[2] = 0;
   spec.h = 2; // no room for the window
   CHECK_FALSE(generateWinogradOutput(spec, code).ok());
+  spec.h = spec.w = 8;
+  spec.r = 5;
+  spec.m = 4; // F(4x4, 5x5) is not one of them
+  s = generateWinogradInput(spec, code);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message().find("F(4x4, 5x5)") != std::string::npos);
+  spec.m = 2;
+  spec.pads[0] = 4; // pads up to 4 with a 5x5 window
+  CHECK(generateWinogradInput(spec, code).ok());
+  spec.pads[0] = 5;
+  CHECK_FALSE(generateWinogradInput(spec, code).ok());
 }
