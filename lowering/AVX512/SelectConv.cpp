@@ -203,18 +203,21 @@ LogicalResult emitThreadedConv(Operation *op, OpLoweringContext &ctx,
   const int64_t chunkChannels = perChunk * kConvBlock;
   const int64_t chunks = (convBlocks(spec.oc) + perChunk - 1) / perChunk;
   bool depthwise = spec.group != 1;
-  auto generate = [&](int64_t oc, std::string &symbol) {
+  auto generate = [&](int64_t oc, bool last, std::string &symbol) {
     ConvSpec part = spec;
     part.oc = oc;
     if (depthwise)
       part.c = part.group = oc;
+    part.nextWeightsFollow = !last;
     return addGeneratedKernel(op, ctx, generateConv, part, spec.name + "_block",
                               symbol);
   };
   std::string chunkKernel, tailKernel;
   int64_t tail = spec.oc - (chunks - 1) * chunkChannels;
-  if (!generate(chunkChannels, chunkKernel) ||
-      (tail != chunkChannels && !generate(tail, tailKernel)))
+  // The chunk kernel runs the last chunk too when there is no tail: its
+  // prefetch past the weights then loads nothing (a prefetch never faults).
+  if (!generate(chunkChannels, /*last=*/false, chunkKernel) ||
+      (tail != chunkChannels && !generate(tail, /*last=*/true, tailKernel)))
     return failure();
   int64_t taps = spec.depthKernel * spec.kernel[0] * spec.kernel[1];
   int64_t weightBlockBytes = depthwise

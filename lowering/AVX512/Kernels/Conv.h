@@ -107,6 +107,11 @@ struct ConvSpec {
   /// (ExpandDepthwiseBands.cpp). 0: the conv's own rows.
   int64_t srcPlaneRows = 0;
   int64_t dstPlaneRows = 0;
+  /// The weights of the output channels after this kernel's follow its own
+  /// in memory, and the caller runs them next on the same thread (a chunk
+  /// of a conv split over threads): its groups prefetch them as the
+  /// whole-conv kernel's groups prefetch the next group's.
+  bool nextWeightsFollow = false;
   /// Output pixels per microkernel call, 1 to 28 (14 when two channel
   /// blocks are computed together); 0 picks. Tests set it to reach tails.
   int blockWidth = 0;

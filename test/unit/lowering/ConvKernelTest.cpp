@@ -760,6 +760,30 @@ TEST_CASE("conv: an output lattice", "[lowering][avx512][conv]") {
   }
 }
 
+TEST_CASE("conv: a chunk prefetching the next one's weights reads nothing "
+          "of them",
+          "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  // One group of output channels with few pixel blocks, as a thread's chunk
+  // of ResNet-50's 7x7 layers: its prefetches reach past the weights, which
+  // end at a guard page; the outputs must still be the reference's.
+  for (int64_t oc : {16, 32, 40})
+    for (int64_t k : {1, 3}) {
+      Case c;
+      c.c = 48;
+      c.oc = oc;
+      c.h = c.w = 14;
+      c.k = k;
+      c.stride = 2;
+      c.pad = k / 2;
+      c.bias = true;
+      c.relu = true;
+      ConvSpec spec = specOf(c);
+      spec.nextWeightsFollow = true;
+      check(spec);
+    }
+}
+
 TEST_CASE("conv: N = 0 writes nothing", "[lowering][avx512][conv]") {
   MLCC_REQUIRE_AVX512F();
   ConvSpec spec = specOf(Case{});
