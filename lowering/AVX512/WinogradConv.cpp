@@ -4,22 +4,22 @@
 // 3x3 convs on a Zen 5); past that ceiling only fewer multiplications help.
 // F(4x4, 3x3) does 2.25 multiply-adds per output and channel pair, F(2x2,
 // 3x3) 4, the direct conv 9; F(2x2, 5x5) 9 where the direct 5x5 conv does
-// 25 (Kernels/Winograd.h): the input transform into
-// V, one GEMM per position (the f32 GEMM kernel, B the compile-time
-// transformed and packed weights, over the threads) into M, the output
-// transform with the conv's bias, residual and activation. V and M are
-// scratch of this op. F(4x4) is taken when there are enough tiles for its
-// bigger U (kMinF4Tiles). With a small U and more than one thread, the
-// conv runs in bands of tile rows instead (WinogradBands.h).
+// 25 (Kernels/Winograd.h): the input transform into V, one GEMM per
+// position (the f32 GEMM kernel, B the compile-time transformed and packed
+// weights, over the threads) into M, the output transform with the conv's
+// bias, residual and activation. V and M are scratch of this op. F(4x4)
+// is taken when there are enough tiles for its bigger U (kMinF4Tiles).
+// With a small U and more than one thread, the conv runs in bands of tile
+// rows instead (WinogradBands.h).
 //
 // Taken for group-1 3x3 and 5x5 convs with stride and dilation 1, pads
 // smaller than the window, and enough channels on both sides that the
-// GEMMs are not mostly edges
-// (kMinWinogradChannels); a conv on a plain model input stays direct. The
-// error against the direct conv is a few f32 roundings of the transforms'
-// sums (relative 1e-6 typically for F(2x2), a few times that for F(4x4):
-// ResNet-50's logits 4.5e-5 and 5.1e-5 from the reference executor's,
-// 4.2e-5 with direct convs).
+// GEMMs are not mostly edges (kMinWinogradChannels); a conv on a plain
+// model input stays direct. The error against the direct conv is a few
+// f32 roundings of the transforms' sums (relative 1e-6 typically for
+// F(2x2, 3x3), a few times that for F(4x4, 3x3): ResNet-50's logits 4.5e-5
+// and 5.1e-5 from the reference executor's, 4.2e-5 with direct convs;
+// F(2x2, 5x5) moved Inception-v3's from 6.2e-4 to 6.6e-4 off PyTorch's).
 //
 //===----------------------------------------------------------------------===//
 

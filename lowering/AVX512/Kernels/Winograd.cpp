@@ -7,10 +7,11 @@
 // column at a time into 36 vectors on the stack, then (B^T d) B a row at a
 // time from there; the output transform keeps A^T M (m x 6) in zmm8 on,
 // formed a column of M at a time, then forms and stores the outputs a row
-// at a time (F(2x2, 5x5): two rows at a time). As in PoolBlocked.cpp, which of
-// a tile's input rows and columns lie inside the image is known when the kernel
-// is generated: tiles wholly inside run in loops, border ones are straight-line
-// code that loads only what is inside (zeros for the rest).
+// at a time (F(2x2, 5x5): two rows at a time). As in PoolBlocked.cpp,
+// which of a tile's input rows and columns lie inside the image is known
+// when the kernel is generated: tiles wholly inside run in loops, border
+// ones are straight-line code that loads only what is inside (zeros for
+// the rest).
 //
 // Input transform registers: r8 X plane, r9 V of the image, r15 V of the
 // block, r12 X row and r13 V row (row loop), rax X tile and rcx V tile
@@ -390,11 +391,9 @@ void WinogradOutputKernel::tile4x4(int rows, int cols, bool masked,
   finishOutputs(2, rows, cols, 0, masked, dst, dstDisp);
 }
 
-/// The tile's four outputs in zmm0-3, rows of `blockCols` = m from the
-/// tile's row `firstRow` on (an F(4x4) tile's one row): bias, residual,
-/// epilogue
-/// (scratch zmm4-7), then those of the first `rows` x `cols` inside Y
-/// stored.
+/// The tile's outputs in zmm0-3, `rows` rows of `blockCols` (= m) from
+/// the tile's row `firstRow` on: bias, residual, epilogue (scratch
+/// zmm4-7), then those of the first `rows` x `cols` inside Y stored.
 void WinogradOutputKernel::finishOutputs(int blockCols, int rows, int cols,
                                          int firstRow, bool masked,
                                          const Xbyak::Reg64 &dst,

@@ -24,8 +24,10 @@ from onnx import TensorProto, helper, numpy_helper
 out = sys.argv[1]
 
 
-def model(name, batch, h, w):
-    rng = np.random.default_rng(53)
+def save(name, graph_name, seed, nodes_of, batch, h, w):
+    """The model nodes_of(t) makes, t(name, shape, scale) adding a seeded
+    random initializer: x [batch, 32, h, w] in, y and s out."""
+    rng = np.random.default_rng(seed)
     inits = []
 
     def t(n, shape, scale):
@@ -33,7 +35,17 @@ def model(name, batch, h, w):
             rng.normal(0, scale, shape).astype(np.float32), n))
         return n
 
-    nodes = [
+    graph = helper.make_graph(
+        nodes_of(t), graph_name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 32, h, w])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(out, name))
+
+
+def model(name, batch, h, w):
+    save(name, "winograd", 53, lambda t: [
         helper.make_node("Conv", ["x", t("w1", (48, 32, 3, 3), 0.1), t("b1", (48,), 0.1)],
                          ["c1"], pads=[1, 1, 1, 1], name="conv1"),
         helper.make_node("Relu", ["c1"], ["a"], name="relu1"),
@@ -45,26 +57,11 @@ def model(name, batch, h, w):
                          pads=[0, 1, 2, 1], name="conv3"),
         helper.make_node("Conv", ["x", t("w4", (8, 32, 3, 3), 0.1)], ["s"],
                          pads=[1, 1, 1, 1], name="conv4"),
-    ]
-    graph = helper.make_graph(
-        nodes, "winograd",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 32, h, w])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("s", TensorProto.FLOAT, None)], inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-              os.path.join(out, name))
+    ], batch, h, w)
 
 
 def model_5x5(name, batch, h, w):
-    rng = np.random.default_rng(61)
-    inits = []
-
-    def t(n, shape, scale):
-        inits.append(numpy_helper.from_array(
-            rng.normal(0, scale, shape).astype(np.float32), n))
-        return n
-
-    nodes = [
+    save(name, "winograd_5x5", 61, lambda t: [
         helper.make_node("Conv", ["x", t("w1", (40, 32, 5, 5), 0.05), t("b1", (40,), 0.1)],
                          ["c1"], pads=[2, 2, 2, 2], name="conv1"),
         helper.make_node("Relu", ["c1"], ["a"], name="relu1"),
@@ -72,14 +69,7 @@ def model_5x5(name, batch, h, w):
                          pads=[1, 0, 3, 4], name="conv2"),
         helper.make_node("Conv", ["a", t("w3", (16, 40, 5, 5), 0.05)], ["s"],
                          pads=[2, 2, 2, 2], strides=[2, 2], name="conv3"),
-    ]
-    graph = helper.make_graph(
-        nodes, "winograd_5x5",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 32, h, w])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("s", TensorProto.FLOAT, None)], inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-              os.path.join(out, name))
+    ], batch, h, w)
 
 
 SETS = ((model, "winograd.onnx", "data", 1, 9, 11),
