@@ -415,8 +415,8 @@ void GemmKernel::columnBlocks(int64_t count, int vectors, bool masked,
   }
   startPrefetch(vectors);
   // The last block of C prefetches its own lines (cached hits) rather than
-  // memory past B: in a chunk of the columns, that is another thread's.
-  // Unless the next call's B is what follows (prefetchNextB).
+  // memory past B, which in a chunk of the columns is another thread's;
+  // with prefetchNextB, past B is the next call's B, and it goes there.
   if (prefetchPanels_ && last && !prefetchNextB_) {
     xor_(eax, eax);
     if (count > 1) {
