@@ -1,11 +1,11 @@
 //===- SelectResize.cpp - Resize and Upsample -> AVX-512 kernels ----------===//
 //
-// f32 4-D nearest and linear resizes of H and W (N and C unchanged) with
-// constant scales or sizes, in every coordinate mode but
+// f32 4-D nearest, linear and cubic resizes of H and W (N and C unchanged)
+// with constant scales or sizes, in every coordinate mode but
 // tf_crop_and_resize: the taps are baked into the generated code
 // (Kernels/Resize.h). An input a conv left in NCHW16c is read so, which
-// saves its conversion to NCHW. Everything else (cubic, crops, run-time
-// scales, other ranks and types) is declined: the portable lowering
+// saves its conversion to NCHW. Everything else (crops, run-time scales,
+// other ranks and types) is declined: the portable lowering
 // (lowering/Common/Portable/Resize.cpp) takes it.
 //
 //===----------------------------------------------------------------------===//
@@ -90,8 +90,11 @@ bool coordsOf(Operation *op, ResizeCoords &c) {
     c.mode = ResizeMode::Nearest;
   else if (mode == "linear")
     c.mode = ResizeMode::Linear;
+  else if (mode == "cubic")
+    c.mode = ResizeMode::Cubic;
   else
     return false;
+  c.cubicA = floatAttr(op, "cubic_coeff_a", -0.75f);
   return true;
 }
 

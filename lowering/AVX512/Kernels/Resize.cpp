@@ -1,17 +1,20 @@
-//===- Resize.cpp - AVX-512 nearest and bilinear resize kernels -----------===//
+//===- Resize.cpp - AVX-512 nearest, bilinear and bicubic resizes ---------===//
 //
-// The reference resizes H, then W, each output index reading one (nearest)
-// or two (linear) input indices with weights that depend on that index
-// only. Here those taps are computed when the kernel is generated, and:
+// The reference resizes H, then W, each output index reading one (nearest),
+// two (linear) or four (cubic) input indices with weights that depend on
+// that index only. Here those taps are computed when the kernel is
+// generated, and:
 //
-// - each output row reads one input row (nearest, or a linear row of
-//   weight 1) or two, w0 * row[y0] + w1 * row[y1];
+// - each output row reads one input row (nearest, or a row of weight 1)
+//   or the sum of up to four weighted ones, w0 * row[y0] + w1 * row[y1]
+//   + ...;
 // - a "column pass", straight-line code shared by every row (one per kind
-//   of row: copy, one weighted row, two), makes each 16-column output
-//   vector: it loads the window of (combined) source columns its lanes
-//   read, one to three vectors, and picks them with vpermps (a window of
-//   up to 16), vpermt2ps (32) and a masked vpermps (48), or gathers them,
-//   then multiplies by the column weights (linear) and stores. A 2x
+//   of row: copy, or the sum of 1 to 4 weighted rows), makes each
+//   16-column output vector: it loads the window of (combined) source
+//   columns its lanes read, one to three vectors, and picks them with
+//   vpermps (a window of up to 16), vpermt2ps (32) and a masked vpermps
+//   (48), or gathers them, once per column tap, then multiplies by the
+//   column weights (linear, cubic: a FMA per further tap) and stores. A 2x
 //   nearest upsample is one vpermps with a memory operand and one store
 //   per output vector; the index vectors, the same for most vectors, stay
 //   in registers. The source row is never stored: a window made of two
@@ -28,8 +31,8 @@
 //   unaligned, is slower: every such load splits a cache line.)
 //
 // NCHW16c input (a conv's output): an input row of 16 channels is
-// transposed 16 x 16 into 16 plain rows, once, into one of two slots on
-// the stack that hold the last two input rows used; each channel's output
+// transposed 16 x 16 into 16 plain rows, once, into one of the slots on
+// the stack that hold the last two (cubic: four) input rows used; each channel's output
 // row then goes through the column pass from the slots.
 //
 // Arithmetic: f32, in the reference's order (row taps, then column taps,
@@ -39,19 +42,21 @@
 // Register plan:
 //   rsi  src (plane or channel block)   rdx  dst (plane or block's planes)
 //   r8   unit counter   rbx  image counter (NCHW16c)   rdi channel counter
-//   r11, rax  the input rows (NCHW16c: their channel's rows in the slots)
+//   r11, rax, r13, r14  the input rows (NCHW16c: their channel's rows in
+//   the slots)
 //   r10  the output row   rcx  mask bits   r9  the slot a transpose fills
 //   r12  stack scratch (NCHW16c; 64-byte aligned, rbp keeps rsp)
 //   zmm0, zmm3, zmm7 the window  zmm1, zmm2 taps  zmm4 result
-//   zmm5, zmm6 index vectors loaded per use  zmm8 the second row gathered
-//   zmm18, zmm19 row weights   zmm0-zmm16 the 16 x 16 transpose
+//   zmm5, zmm6 index vectors loaded per use  zmm8 a further row gathered
+//   zmm18, zmm19 (cubic: and zmm28, zmm29) row weights
+//   zmm0-zmm16 the 16 x 16 transpose
 //   the most used index vectors: zmm9-zmm17, zmm20-zmm31 (NCHW16c:
-//   zmm20-zmm31)
+//   zmm20-zmm31; cubic: less zmm28, zmm29)
 //   2x pass: zmm1, zmm2 the neighbours  zmm4 the shared product
 //   zmm5, zmm6 even and odd outputs  zmm4, zmm8 interleaved
 //   zmm13-zmm15 the source vectors times the neighbours' weight
 //   its four index vectors cached as the others
-//   k1 output tail  k2 lanes with a second tap  k3 window tail (2x pass:
+//   k1 output tail  k2 lanes with a further tap  k3 window tail (2x pass:
 //   set once)
 //   k4 third window vector's lanes  k5 gathers
 //
@@ -96,6 +101,46 @@ double sourceCoord(const ResizeCoords &c, double x, double scale, int64_t inLen,
   return x;
 }
 
+/// The linear or cubic taps (unclamped) of a source coordinate whose floor
+/// is b and fraction r, as the reference's computeTaps.
+void linearOrCubicTaps(const ResizeCoords &c, int64_t b, double r,
+                       int64_t inLen, ResizeTap &t) {
+  int n = 2;
+  if (c.mode == ResizeMode::Linear) {
+    t.index[0] = b;
+    t.index[1] = b + 1;
+    t.weight[0] = 1 - r;
+    t.weight[1] = r;
+  } else {
+    // Keys' cubic convolution kernel, in the reference's form.
+    const double a = c.cubicA;
+    auto far = [a](double d) { // 1 < d < 2
+      return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+    };
+    auto near = [a](double d) { // d <= 1
+      return ((a + 2) * d - (a + 3)) * d * d + 1;
+    };
+    n = 4;
+    for (int k = 0; k < n; ++k)
+      t.index[k] = b - 1 + k;
+    t.weight[0] = far(r + 1);
+    t.weight[1] = near(r);
+    t.weight[2] = near(1 - r);
+    t.weight[3] = far(2 - r);
+  }
+  if (c.excludeOutside) {
+    double sum = 0;
+    for (int k = 0; k < n; ++k) {
+      if (t.index[k] < 0 || t.index[k] >= inLen)
+        t.weight[k] = 0;
+      sum += t.weight[k];
+    }
+    if (sum != 0)
+      for (double &w : t.weight)
+        w /= sum;
+  }
+}
+
 } // namespace
 
 std::vector<ResizeTap> resizeAxisTaps(const ResizeCoords &c, double scale,
@@ -113,24 +158,8 @@ std::vector<ResizeTap> resizeAxisTaps(const ResizeCoords &c, double scale,
              (c.rounding == ResizeRounding::PreferFloor && r > 0.5) ||
              (c.rounding == ResizeRounding::PreferCeil && r >= 0.5);
       t.index[0] = b + (up ? 1 : 0);
-      t.weight[0] = 1.0;
-      t.weight[1] = 0.0;
     } else {
-      t.index[0] = b;
-      t.index[1] = b + 1;
-      t.weight[0] = 1 - r;
-      t.weight[1] = r;
-      if (c.excludeOutside) {
-        double sum = 0;
-        for (int k = 0; k < 2; ++k) {
-          if (t.index[k] < 0 || t.index[k] >= inLen)
-            t.weight[k] = 0;
-          sum += t.weight[k];
-        }
-        if (sum != 0)
-          for (double &w : t.weight)
-            w /= sum;
-      }
+      linearOrCubicTaps(c, b, r, inLen, t);
     }
     for (int64_t &i : t.index)
       i = std::min(std::max<int64_t>(i, 0), inLen - 1);
@@ -143,7 +172,7 @@ bool isIdentityAxis(const std::vector<ResizeTap> &taps, int64_t inLen,
   if (inLen != outLen)
     return false;
   for (int64_t o = 0; o < outLen; ++o)
-    for (int k = 0; k < 2; ++k)
+    for (int k = 0; k < kMaxResizeTaps; ++k)
       if (taps[o].weight[k] != 0 &&
           (taps[o].index[k] != o || taps[o].weight[k] != 1.0))
         return false;
@@ -155,13 +184,19 @@ namespace {
 /// Generated code addresses within a plane (or a block of 16 planes) with
 /// 32-bit displacements.
 constexpr int64_t kMaxDisp = (int64_t(1) << 31) - 1;
-/// The stack scratch of two slots of 16 transposed rows (NCHW16c).
+/// The stack scratch of the slots of 16 transposed rows (NCHW16c).
 constexpr int64_t kMaxScratchBytes = int64_t(64) << 10;
 /// Straight-line column passes stay a reasonable size.
 constexpr int64_t kMaxOutWidth = int64_t(1) << 16;
 constexpr int kBlock = 16; // channels per NCHW16c block
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+/// The NCHW16c slots: the input rows an output row reads, the two of
+/// linear (nearest's one and the next), cubic's four.
+int rowSlots(const ResizeSpec &s) {
+  return s.coords.mode == ResizeMode::Cubic ? 4 : 2;
+}
 
 } // namespace
 
@@ -182,8 +217,8 @@ Status validateResize(const ResizeSpec &s) {
              name, ": input plane ", s.h, " x ", s.w, " is too big");
   MLCC_CHECK(s.oh <= kMaxDisp && s.oh * s.ow <= kMaxDisp / (4 * kBlock), name,
              ": output plane ", s.oh, " x ", s.ow, " is too big");
-  MLCC_CHECK(!s.blockedInput ||
-                 2 * kBlock * 4 * roundUp(s.w, 16) <= kMaxScratchBytes,
+  MLCC_CHECK(!s.blockedInput || rowSlots(s) * kBlock * 4 * roundUp(s.w, 16) <=
+                                     kMaxScratchBytes,
              name, ": NCHW16c input rows of ", s.w, " are too long");
   return Status::success();
 }
@@ -193,31 +228,40 @@ namespace {
 /// 16 lanes of 32-bit values: index vectors and weight vectors.
 using Lanes = std::array<uint32_t, kF32Lanes>;
 
-/// The taps of an output index with a zero weight always second (the
-/// reference skips zero weights, so a zero first weight swaps the taps).
-ResizeTap normalized(ResizeTap t, bool linear) {
-  if (!linear) {
-    t.weight[1] = 0;
-    return t;
-  }
-  if (t.weight[0] == 0) {
-    std::swap(t.index[0], t.index[1]);
-    std::swap(t.weight[0], t.weight[1]);
-  }
-  return t;
+/// The taps of an output index with its nonzero weights first, in the
+/// reference's order (it skips zero weights); nearest's one tap alone.
+ResizeTap normalized(ResizeTap t, ResizeMode mode) {
+  ResizeTap r;
+  r.index[0] = t.index[0];
+  if (mode == ResizeMode::Nearest)
+    return r;
+  r.weight[0] = 0;
+  int n = 0;
+  for (int k = 0; k < kMaxResizeTaps; ++k)
+    if (t.weight[k] != 0) {
+      r.index[n] = t.index[k];
+      r.weight[n++] = t.weight[k];
+    }
+  return r;
 }
 
-/// How one output row gets its source row.
-enum class RowKind {
-  Copy, // the input row itself (weight 1)
-  One,  // w0 * row[y0]
-  Two,  // w0 * row[y0] + w1 * row[y1]
-};
+/// The taps of a normalized ResizeTap: its first always (of weight 0 when
+/// exclude_outside left it none, as a zero row).
+int tapCount(const ResizeTap &t) {
+  int n = 1;
+  while (n < kMaxResizeTaps && t.weight[n] != 0)
+    ++n;
+  return n;
+}
 
-RowKind rowKind(const ResizeTap &t) {
-  if (t.weight[1] != 0)
-    return RowKind::Two;
-  return t.weight[0] == 1.0 ? RowKind::Copy : RowKind::One;
+/// How one output row gets its source row: kCopyRow, the input row itself
+/// (weight 1), or n = 1 to 4, w0 * row[y0] + ... + w[n-1] * row[y[n-1]].
+constexpr int kCopyRow = 0;
+constexpr int kRowKinds = kMaxResizeTaps + 1;
+
+int rowKind(const ResizeTap &t) {
+  int n = tapCount(t);
+  return n == 1 && t.weight[0] == 1.0 ? kCopyRow : n;
 }
 
 /// One tap of the 2x column pattern: output column 2i + p reads source
@@ -238,8 +282,8 @@ bool doublingPattern(const std::vector<ResizeTap> &taps, int64_t inLen,
     return false;
   auto tapsOf = [&](int64_t o) {
     std::vector<std::pair<int64_t, double>> r;
-    ResizeTap t = normalized(taps[o], /*linear=*/true);
-    for (int k = 0; k < 2; ++k)
+    ResizeTap t = normalized(taps[o], ResizeMode::Linear);
+    for (int k = 0; k < kMaxResizeTaps; ++k)
       if (t.weight[k] != 0)
         r.push_back({t.index[k], t.weight[k]});
     return r;
@@ -279,12 +323,14 @@ struct ColumnVector {
   int lanes = 0;
   int64_t base = 0;
   int count = 0;                  // window elements inside the row
-  int index[2] = {0, 0};          // slots in the index table, per tap
-  int weight[2] = {0, 0};         // slots in the weight table, per tap
-  uint32_t highLanes[2] = {0, 0}; // per tap, lanes in the third vector
-  uint32_t secondLanes = 0;       // lanes with a second tap
-  bool single = false;            // the result is tap 0 (weight 1)
-  bool identity = false;          // tap 0 is the window itself
+  int taps = 1;                     // the most taps of a lane
+  int index[kMaxResizeTaps] = {};   // slots in the index table, per tap
+  int weight[kMaxResizeTaps] = {};  // slots in the weight table, per tap
+  uint32_t highLanes[kMaxResizeTaps] = {}; // per tap, lanes in the third
+                                           // vector
+  uint32_t tapLanes[kMaxResizeTaps] = {};  // per tap, the lanes with it
+  bool single = false;   // the result is tap 0 (weight 1)
+  bool identity = false; // tap 0 is the window itself
 };
 
 //===----------------------------------------------------------------------===//
@@ -294,15 +340,14 @@ struct ColumnVector {
 class ResizeKernel : public JitGenerator {
 public:
   ResizeKernel(std::vector<uint8_t> &buffer, const ResizeSpec &spec)
-      : JitGenerator(buffer), spec_(spec),
-        linear_(spec.coords.mode == ResizeMode::Linear),
+      : JitGenerator(buffer), spec_(spec), mode_(spec.coords.mode),
         rowPitch_(roundUp(spec.w, 16)) {}
 
   Status generate();
 
 private:
   const ResizeSpec &spec_;
-  const bool linear_;
+  const ResizeMode mode_;
   const int64_t rowPitch_; // floats between scratch rows (NCHW16c)
   std::vector<ResizeTap> rows_, cols_;
   std::vector<ColumnVector> vectors_;
@@ -316,19 +361,20 @@ private:
   std::map<Lanes, int> indexSlots_, weightSlots_;
   std::map<int, Xbyak::Zmm> cachedIndex_; // slot -> register
 
-  Xbyak::Label columnPass_[3], transposeRow_, indexData_, weightData_;
+  Xbyak::Label columnPass_[kRowKinds], transposeRow_, indexData_, weightData_;
   // What the column pass last put in k2, k3, k4 (-1: unknown).
   int64_t maskState_[3] = {-1, -1, -1};
 
   const Xbyak::Reg64 regArgs_ = rdi, regSrc_ = rsi, regDst_ = rdx,
-                     regUnits_ = r8, regOut_ = r10, regRowA_ = r11,
-                     regRowB_ = rax, regImages_ = rbx, regChannels_ = rdi,
-                     regSlot_ = r9, regScratch_ = r12;
+                     regUnits_ = r8, regOut_ = r10, regImages_ = rbx,
+                     regChannels_ = rdi, regSlot_ = r9, regScratch_ = r12;
+  // The input rows of an output row, and their weights.
+  const Xbyak::Reg64 regRows_[kMaxResizeTaps] = {r11, rax, r13, r14};
+  const Xbyak::Zmm rowWeights_[kMaxResizeTaps] = {zmm18, zmm19, zmm28, zmm29};
   const Xbyak::Reg32 regBits_ = ecx;
   const Xbyak::Zmm windows_[3] = {zmm0, zmm3, zmm7};
-  const Xbyak::Zmm tap0_ = zmm1, tap1_ = zmm2, result_ = zmm4, rowB_ = zmm8,
-                   weightA_ = zmm18, weightB_ = zmm19;
-  const Xbyak::Opmask kOutTail_ = k1, kSecond_ = k2, kWindow_ = k3, kHigh_ = k4,
+  const Xbyak::Zmm tap0_ = zmm1, tap1_ = zmm2, result_ = zmm4, rowB_ = zmm8;
+  const Xbyak::Opmask kOutTail_ = k1, kFurther_ = k2, kWindow_ = k3, kHigh_ = k4,
                       kGather_ = k5;
 
   int slotOf(std::map<Lanes, int> &slots, std::vector<Lanes> &table,
@@ -352,19 +398,18 @@ private:
   Xbyak::Address weightVector(int slot) {
     return ptr[rip + weightData_ + kZmmBytes * slot];
   }
-  void loadWindow(RowKind kind, const Xbyak::Zmm &dst, int64_t first,
-                  int count);
-  void gather(RowKind kind, const Xbyak::Zmm &dst, const Xbyak::Zmm &index);
-  void tap(RowKind kind, const ColumnVector &v, int k, const Xbyak::Zmm &dst);
-  void emitColumnPass(RowKind kind);
+  void loadWindow(int kind, const Xbyak::Zmm &dst, int64_t first, int count);
+  void gather(int kind, const Xbyak::Zmm &dst, const Xbyak::Zmm &index);
+  void tap(int kind, const ColumnVector &v, int k, const Xbyak::Zmm &dst);
+  void emitColumnPass(int kind);
   void planDoubling();
   Xbyak::Address weightOf(double w);
-  void emitDoublingPass(RowKind kind);
+  void emitDoublingPass(int kind);
   void emitTransposeRow();
   void transpose16(std::array<int, 16> &regs, int &spare);
-  /// Loads the row weights of `t` unless weightA_, weightB_ hold them
-  /// (or hold them swapped: then swaps the taps of `t`).
-  void rowWeights(ResizeTap &t, double held[2]);
+  /// Loads the row weights of `t` unless rowWeights_ hold them (or, of
+  /// two rows, hold them swapped: then swaps the taps of `t`).
+  void loadRowWeights(ResizeTap &t, double held[kMaxResizeTaps]);
   void plainPlane();
   void blockedUnit(int64_t channels);
 };
@@ -379,15 +424,15 @@ void ResizeKernel::planColumns() {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     v.single = true;
     for (int j = 0; j < v.lanes; ++j) {
-      t[j] = normalized(cols_[ox0 + j], linear_);
-      lo = std::min(lo, t[j].index[0]);
-      hi = std::max(hi, t[j].index[0]);
-      if (t[j].weight[1] != 0) {
-        v.secondLanes |= 1u << j;
-        lo = std::min(lo, t[j].index[1]);
-        hi = std::max(hi, t[j].index[1]);
+      t[j] = normalized(cols_[ox0 + j], mode_);
+      const int n = tapCount(t[j]);
+      for (int k = 0; k < n; ++k) {
+        v.tapLanes[k] |= 1u << j;
+        lo = std::min(lo, t[j].index[k]);
+        hi = std::max(hi, t[j].index[k]);
       }
-      v.single &= t[j].weight[0] == 1.0 && t[j].weight[1] == 0;
+      v.taps = std::max(v.taps, n);
+      v.single &= n == 1 && t[j].weight[0] == 1.0;
     }
     // Lanes past the row's end read lane 0's taps and are not stored.
     for (int j = v.lanes; j < kF32Lanes; ++j)
@@ -399,10 +444,10 @@ void ResizeKernel::planColumns() {
       v.count = static_cast<int>(std::min<int64_t>(16 * v.windows, w - v.base));
     }
     v.identity = v.windows == 1;
-    for (int k = 0; k < (linear_ ? 2 : 1); ++k) {
+    for (int k = 0; k < v.taps; ++k) {
       Lanes index, weight;
       for (int j = 0; j < kF32Lanes; ++j) {
-        bool used = k == 0 || (v.secondLanes >> j & 1);
+        bool used = k == 0 || (v.tapLanes[k] >> j & 1);
         int64_t i = (used ? t[j].index[k] : t[j].index[0]) - v.base;
         index[j] = static_cast<uint32_t>(i);
         weight[j] = floatBits(
@@ -427,7 +472,9 @@ void ResizeKernel::cacheIndexVectors() {
     for (int r = 9; r <= 17; ++r)
       regs.push_back(r);
   for (int r = 20; r <= 31; ++r)
-    regs.push_back(r);
+    if (mode_ != ResizeMode::Cubic ||
+        (r != rowWeights_[2].getIdx() && r != rowWeights_[3].getIdx()))
+      regs.push_back(r);
   std::map<int, int> uses;
   if (!doubling_[0].empty())
     for (int slot : {interleaveSlots_[0], interleaveSlots_[1], leftEdgeSlot_,
@@ -436,8 +483,8 @@ void ResizeKernel::cacheIndexVectors() {
   for (const ColumnVector &v : vectors_) {
     if (!v.identity)
       ++uses[v.index[0]];
-    if (v.secondLanes)
-      ++uses[v.index[1]];
+    for (int k = 1; k < v.taps; ++k)
+      ++uses[v.index[k]];
   }
   std::vector<std::pair<int, int>> byUse; // (-uses, slot)
   for (auto [slot, n] : uses)
@@ -458,54 +505,54 @@ Xbyak::Zmm ResizeKernel::indexVector(int slot, const Xbyak::Zmm &scratch) {
 }
 
 /// dst = the source row's `count` (<= 16) elements from `first`, zeros
-/// after them: the input row at regRowA_, times weightA_, plus the one at
-/// regRowB_ times weightB_, as `kind` says. Never reads past the row.
-void ResizeKernel::loadWindow(RowKind kind, const Xbyak::Zmm &dst,
-                              int64_t first, int count) {
+/// after them: the input row at regRows_[0] (kind kCopyRow), or the sum
+/// of the `kind` rows at regRows_ times rowWeights_. Never reads past the
+/// row.
+void ResizeKernel::loadWindow(int kind, const Xbyak::Zmm &dst, int64_t first,
+                              int count) {
   const int d = static_cast<int>(4 * first);
-  Xbyak::Address a = ptr[regRowA_ + d], b = ptr[regRowB_ + d];
   const bool full = count >= kF32Lanes;
   if (!full)
     setMask(kWindow_, 1, (1u << count) - 1);
-  if (kind == RowKind::Copy) {
+  if (kind == kCopyRow) {
     if (full)
-      vmovups(dst, a);
+      vmovups(dst, ptr[regRows_[0] + d]);
     else
-      vmovups(dst | kWindow_ | T_z, a);
+      vmovups(dst | kWindow_ | T_z, ptr[regRows_[0] + d]);
     return;
   }
   // A masked memory operand never faults on the lanes it leaves alone.
   if (full)
-    vmulps(dst, weightA_, a);
+    vmulps(dst, rowWeights_[0], ptr[regRows_[0] + d]);
   else
-    vmulps(dst | kWindow_ | T_z, weightA_, a);
-  if (kind != RowKind::Two)
-    return;
-  if (full)
-    vfmadd231ps(dst, weightB_, b);
-  else
-    vfmadd231ps(dst | kWindow_, weightB_, b);
+    vmulps(dst | kWindow_ | T_z, rowWeights_[0], ptr[regRows_[0] + d]);
+  for (int k = 1; k < kind; ++k) {
+    if (full)
+      vfmadd231ps(dst, rowWeights_[k], ptr[regRows_[k] + d]);
+    else
+      vfmadd231ps(dst | kWindow_, rowWeights_[k], ptr[regRows_[k] + d]);
+  }
 }
 
 /// dst = the source row's elements at `index` (as loadWindow combines
 /// the input rows).
-void ResizeKernel::gather(RowKind kind, const Xbyak::Zmm &dst,
+void ResizeKernel::gather(int kind, const Xbyak::Zmm &dst,
                           const Xbyak::Zmm &index) {
   // The gather clears its mask as it goes.
   kxnorw(kGather_, kGather_, kGather_);
-  vgatherdps(dst | kGather_, ptr[regRowA_ + index * 4]);
-  if (kind == RowKind::Copy)
+  vgatherdps(dst | kGather_, ptr[regRows_[0] + index * 4]);
+  if (kind == kCopyRow)
     return;
-  vmulps(dst, dst, weightA_);
-  if (kind != RowKind::Two)
-    return;
-  kxnorw(kGather_, kGather_, kGather_);
-  vgatherdps(rowB_ | kGather_, ptr[regRowB_ + index * 4]);
-  vfmadd231ps(dst, weightB_, rowB_);
+  vmulps(dst, dst, rowWeights_[0]);
+  for (int k = 1; k < kind; ++k) {
+    kxnorw(kGather_, kGather_, kGather_);
+    vgatherdps(rowB_ | kGather_, ptr[regRows_[k] + index * 4]);
+    vfmadd231ps(dst, rowWeights_[k], rowB_);
+  }
 }
 
 /// dst = the source elements of tap k, lane by lane, from the window.
-void ResizeKernel::tap(RowKind kind, const ColumnVector &v, int k,
+void ResizeKernel::tap(int kind, const ColumnVector &v, int k,
                        const Xbyak::Zmm &dst) {
   Xbyak::Zmm index = indexVector(v.index[k], k ? zmm6 : zmm5);
   if (v.windows == 0) {
@@ -526,17 +573,17 @@ void ResizeKernel::tap(RowKind kind, const ColumnVector &v, int k,
 }
 
 /// One output row, [regOut_], from the source row that `kind` makes of
-/// the input rows at regRowA_ (and regRowB_).
-void ResizeKernel::emitColumnPass(RowKind kind) {
-  L(columnPass_[static_cast<int>(kind)]);
+/// the input rows at regRows_.
+void ResizeKernel::emitColumnPass(int kind) {
+  L(columnPass_[kind]);
   std::fill(std::begin(maskState_), std::end(maskState_), -1);
   for (const ColumnVector &v : vectors_) {
     Xbyak::Zmm result = tap0_;
-    if (kind == RowKind::Copy && v.windows == 1 && v.single && !v.identity &&
+    if (kind == kCopyRow && v.windows == 1 && v.single && !v.identity &&
         v.count >= kF32Lanes) {
       // Nearest's common case: the window straight from memory.
       vpermps(tap0_, indexVector(v.index[0], zmm5),
-              ptr[regRowA_ + static_cast<int>(4 * v.base)]);
+              ptr[regRows_[0] + static_cast<int>(4 * v.base)]);
     } else {
       for (int r = 0; r < v.windows; ++r)
         loadWindow(kind, windows_[r], v.base + 16 * r,
@@ -548,16 +595,16 @@ void ResizeKernel::emitColumnPass(RowKind kind) {
     }
     if (!v.single) {
       vmulps(result_, result, weightVector(v.weight[0]));
-      if (v.secondLanes) {
-        tap(kind, v, 1, tap1_);
-        // A lane without a second tap must not add 0 * x (x may be inf);
-        // lanes past the row's end are not stored.
+      for (int k = 1; k < v.taps; ++k) {
+        tap(kind, v, k, tap1_);
+        // A lane without tap k must not add 0 * x (x may be inf); lanes
+        // past the row's end are not stored.
         uint32_t stored = (1u << v.lanes) - 1;
-        if ((v.secondLanes & stored) == stored) {
-          vfmadd231ps(result_, tap1_, weightVector(v.weight[1]));
+        if ((v.tapLanes[k] & stored) == stored) {
+          vfmadd231ps(result_, tap1_, weightVector(v.weight[k]));
         } else {
-          setMask(kSecond_, 0, v.secondLanes);
-          vfmadd231ps(result_ | kSecond_, tap1_, weightVector(v.weight[1]));
+          setMask(kFurther_, 0, v.tapLanes[k]);
+          vfmadd231ps(result_ | kFurther_, tap1_, weightVector(v.weight[k]));
         }
       }
       result = result_;
@@ -595,11 +642,11 @@ Xbyak::Address ResizeKernel::weightOf(double w) {
 }
 
 /// The 2x column pass: one output row, [regOut_], from the source row
-/// that `kind` makes of the input rows at regRowA_ (and regRowB_), 16
-/// source columns (32 outputs) at a time.
-void ResizeKernel::emitDoublingPass(RowKind kind) {
+/// that `kind` makes of the input rows at regRows_, 16 source columns (32
+/// outputs) at a time.
+void ResizeKernel::emitDoublingPass(int kind) {
   using Xbyak::Zmm;
-  L(columnPass_[static_cast<int>(kind)]);
+  L(columnPass_[kind]);
   std::fill(std::begin(maskState_), std::end(maskState_), -1);
   const int64_t w = spec_.w;
   // The row's tail, its one partial window, is in kWindow_ (generate()).
@@ -766,7 +813,7 @@ void ResizeKernel::transpose16(std::array<int, 16> &r, int &spare) {
   }
 }
 
-/// NCHW16c: the input row at regRowA_ as 16 channel rows (pitch
+/// NCHW16c: the input row at regRows_[0] as 16 channel rows (pitch
 /// rowPitch_) at regSlot_, 16 pixels transposed at a time.
 void ResizeKernel::emitTransposeRow() {
   L(transposeRow_);
@@ -778,7 +825,7 @@ void ResizeKernel::emitTransposeRow() {
     int pixels = static_cast<int>(std::min<int64_t>(kF32Lanes, spec_.w - x0));
     for (int p = 0; p < pixels; ++p)
       vmovups(Xbyak::Zmm(regs[p]),
-              ptr[regRowA_ + static_cast<int>(kZmmBytes * (x0 + p))]);
+              ptr[regRows_[0] + static_cast<int>(kZmmBytes * (x0 + p))]);
     // Lanes of pixels past the row's end are never read.
     transpose16(regs, spare);
     for (int c = 0; c < kBlock; ++c)
@@ -788,20 +835,19 @@ void ResizeKernel::emitTransposeRow() {
   ret();
 }
 
-void ResizeKernel::rowWeights(ResizeTap &t, double held[2]) {
-  RowKind kind = rowKind(t);
+void ResizeKernel::loadRowWeights(ResizeTap &t, double held[kMaxResizeTaps]) {
+  const int kind = rowKind(t);
   // Weights held the other way round serve as well with the rows swapped
   // (the reference sums in double: the order is within its tolerance).
-  if (kind == RowKind::Two && t.weight[0] == held[1] &&
-      t.weight[1] == held[0]) {
+  if (kind == 2 && t.weight[0] == held[1] && t.weight[1] == held[0]) {
     std::swap(t.index[0], t.index[1]);
     std::swap(t.weight[0], t.weight[1]);
     return;
   }
-  for (int k = 0; k < (kind == RowKind::Two ? 2 : kind == RowKind::One); ++k) {
+  for (int k = 0; k < kind; ++k) {
     if (t.weight[k] == held[k])
       continue;
-    loadCst(k ? weightB_ : weightA_, static_cast<float>(t.weight[k]));
+    loadCst(rowWeights_[k], static_cast<float>(t.weight[k]));
     held[k] = t.weight[k];
   }
 }
@@ -809,17 +855,16 @@ void ResizeKernel::rowWeights(ResizeTap &t, double held[2]) {
 /// One NCHW plane: each output row from its input rows.
 void ResizeKernel::plainPlane() {
   const int64_t rowBytes = 4 * spec_.w, outRowBytes = 4 * spec_.ow;
-  // The row weights in weightA_, weightB_ (none at the plane's start).
-  double held[2] = {NAN, NAN};
+  // The row weights in rowWeights_ (none at the plane's start).
+  double held[kMaxResizeTaps] = {NAN, NAN, NAN, NAN};
   for (int64_t oy = 0; oy < spec_.oh; ++oy) {
-    ResizeTap t = normalized(rows_[oy], linear_);
-    RowKind kind = rowKind(t);
-    rowWeights(t, held);
-    lea(regRowA_, ptr[regSrc_ + static_cast<int>(t.index[0] * rowBytes)]);
-    if (kind == RowKind::Two)
-      lea(regRowB_, ptr[regSrc_ + static_cast<int>(t.index[1] * rowBytes)]);
+    ResizeTap t = normalized(rows_[oy], mode_);
+    const int kind = rowKind(t);
+    loadRowWeights(t, held);
+    for (int k = 0; k < std::max(kind, 1); ++k)
+      lea(regRows_[k], ptr[regSrc_ + static_cast<int>(t.index[k] * rowBytes)]);
     lea(regOut_, ptr[regDst_ + static_cast<int>(oy * outRowBytes)]);
-    call(columnPass_[static_cast<int>(kind)]);
+    call(columnPass_[kind]);
   }
 }
 
@@ -830,45 +875,50 @@ void ResizeKernel::blockedUnit(int64_t channels) {
   const int64_t rowBytes = kZmmBytes * spec_.w, outRowBytes = 4 * spec_.ow,
                 planeBytes = 4 * spec_.oh * spec_.ow,
                 slotBytes = 4 * kBlock * rowPitch_;
-  int64_t slots[2] = {-1, -1}; // the input row in each
-  double held[2] = {NAN, NAN};
-  auto slotOf = [&](int64_t y) { return slots[0] == y ? 0 : 1; };
+  const int slotCount = rowSlots(spec_);
+  // The input row in each slot (-1: none).
+  std::array<int64_t, kMaxResizeTaps> slots;
+  slots.fill(-1);
+  double held[kMaxResizeTaps] = {NAN, NAN, NAN, NAN};
+  auto slotOf = [&](int64_t y) {
+    return static_cast<int>(std::find(slots.begin(), slots.end(), y) -
+                            slots.begin());
+  };
   for (int64_t oy = 0; oy < spec_.oh; ++oy) {
-    ResizeTap t = normalized(rows_[oy], linear_);
-    RowKind kind = rowKind(t);
-    const int taps = kind == RowKind::Two ? 2 : 1;
+    ResizeTap t = normalized(rows_[oy], mode_);
+    const int kind = rowKind(t), taps = std::max(kind, 1);
+    auto needed = [&](int64_t y) {
+      return std::find(t.index, t.index + taps, y) != t.index + taps;
+    };
     for (int k = 0; k < taps; ++k) {
       int64_t y = t.index[k];
-      if (slots[0] == y || slots[1] == y)
+      if (slotOf(y) < slotCount)
         continue;
-      // Into a slot whose row this output row does not read, the one of
-      // the lower (earlier) row: rows are read in increasing order.
-      auto needed = [&](int i) {
-        return slots[i] == t.index[0] || (taps == 2 && slots[i] == t.index[1]);
-      };
-      int s = needed(0) || (!needed(1) && slots[1] < slots[0]) ? 1 : 0;
-      lea(regRowA_, ptr[regSrc_ + static_cast<int>(y * rowBytes)]);
+      // Into the slot of the lowest (earliest; an empty slot first) row
+      // this output row does not read: rows are read in increasing order.
+      int s = -1;
+      for (int i = 0; i < slotCount; ++i)
+        if (!needed(slots[i]) && (s < 0 || slots[i] < slots[s]))
+          s = i;
+      lea(regRows_[0], ptr[regSrc_ + static_cast<int>(y * rowBytes)]);
       lea(regSlot_, ptr[regScratch_ + static_cast<int>(s * slotBytes)]);
       call(transposeRow_);
       slots[s] = y;
     }
-    rowWeights(t, held);
-    lea(regRowA_,
-        ptr[regScratch_ + static_cast<int>(slotOf(t.index[0]) * slotBytes)]);
-    if (kind == RowKind::Two)
-      lea(regRowB_,
-          ptr[regScratch_ + static_cast<int>(slotOf(t.index[1]) * slotBytes)]);
+    loadRowWeights(t, held);
+    for (int k = 0; k < taps; ++k)
+      lea(regRows_[k], ptr[regScratch_ +
+                           static_cast<int>(slotOf(t.index[k]) * slotBytes)]);
     lea(regOut_, ptr[regDst_ + static_cast<int>(oy * outRowBytes)]);
     Xbyak::Label loop;
     if (channels > 1) {
       mov(regChannels_, channels);
       L(loop);
     }
-    call(columnPass_[static_cast<int>(kind)]);
+    call(columnPass_[kind]);
     if (channels > 1) {
-      add(regRowA_, static_cast<int>(4 * rowPitch_));
-      if (kind == RowKind::Two)
-        add(regRowB_, static_cast<int>(4 * rowPitch_));
+      for (int k = 0; k < taps; ++k)
+        add(regRows_[k], static_cast<int>(4 * rowPitch_));
       addImm(regOut_, planeBytes, rcx);
       dec(regChannels_);
       jnz(loop, T_NEAR);
@@ -879,7 +929,8 @@ void ResizeKernel::blockedUnit(int64_t channels) {
 Status ResizeKernel::generate() {
   rows_ = resizeAxisTaps(spec_.coords, spec_.scales[0], spec_.h, spec_.oh);
   cols_ = resizeAxisTaps(spec_.coords, spec_.scales[1], spec_.w, spec_.ow);
-  if (linear_ && doublingPattern(cols_, spec_.w, doubling_)) {
+  if (mode_ == ResizeMode::Linear &&
+      doublingPattern(cols_, spec_.w, doubling_)) {
     planDoubling();
   } else {
     doubling_[0].clear();
@@ -888,15 +939,15 @@ Status ResizeKernel::generate() {
   }
   const bool blocked = spec_.blockedInput;
   const int64_t units = blocked ? spec_.n : spec_.n * spec_.c;
-  bool rowKinds[3] = {false, false, false};
+  bool rowKinds[kRowKinds] = {};
   for (const ResizeTap &t : rows_)
-    rowKinds[static_cast<int>(rowKind(normalized(t, linear_)))] = true;
+    rowKinds[rowKind(normalized(t, mode_))] = true;
 
-  preamble({rbx, rbp, r12});
+  preamble({rbx, rbp, r12, r13, r14});
   if (units > 0 && spec_.c > 0 && spec_.oh > 0 && spec_.ow > 0) {
     if (blocked) {
       mov(rbp, rsp);
-      sub(rsp, static_cast<int>(2 * kBlock * 4 * rowPitch_));
+      sub(rsp, static_cast<int>(rowSlots(spec_) * kBlock * 4 * rowPitch_));
       and_(rsp, -kZmmBytes);
       mov(regScratch_, rsp);
     }
@@ -950,8 +1001,8 @@ Status ResizeKernel::generate() {
   }
   postamble();
   // Subroutines after the constant pool: they use none of it.
-  for (RowKind kind : {RowKind::Copy, RowKind::One, RowKind::Two})
-    if (rowKinds[static_cast<int>(kind)]) {
+  for (int kind = 0; kind < kRowKinds; ++kind)
+    if (rowKinds[kind]) {
       if (doubling_[0].empty())
         emitColumnPass(kind);
       else

@@ -1,8 +1,8 @@
-//===- Resize.h - AVX-512 nearest and bilinear resize kernels ---*- C++ -*-===//
+//===- Resize.h - AVX-512 nearest, bilinear and bicubic resizes -*- C++ -*-===//
 //
 // Generates f32 Resize/Upsample kernels over the last two axes of a 4-D
-// tensor (N and C unchanged), in nearest or linear mode with any coordinate
-// transformation but tf_crop_and_resize and any scales. Every source index
+// tensor (N and C unchanged), in nearest, linear or cubic mode with any
+// coordinate transformation but tf_crop_and_resize and any scales. Every source index
 // and weight depends only on its output row or column, so both are worked
 // out here, with the reference's formulas (compiler/Reference/Kernels/
 // Resize.cpp), and the code is generated from those tables.
@@ -27,7 +27,7 @@ namespace mlcc::avx512 {
 
 using ref::Status;
 
-enum class ResizeMode : uint8_t { Nearest, Linear };
+enum class ResizeMode : uint8_t { Nearest, Linear, Cubic };
 
 /// ONNX coordinate_transformation_mode, less tf_crop_and_resize.
 enum class ResizeCoord : uint8_t {
@@ -47,17 +47,22 @@ struct ResizeCoords {
   ResizeCoord coord = ResizeCoord::HalfPixel;
   ResizeRounding rounding = ResizeRounding::PreferFloor;
   bool excludeOutside = false;
+  /// cubic_coeff_a: the cubic kernel's value of its derivative at 1.
+  double cubicA = -0.75;
   /// The output lengths came from `sizes`: the formulas' "resized length"
   /// is then the output length, not scale * input length.
   bool fromSizes = false;
 };
 
+/// Input taps of an output index along one axis, at most (cubic).
+constexpr int kMaxResizeTaps = 4;
+
 /// The input taps of one output index along one axis: index[0] alone
-/// (weight 1) for nearest, index[k] with weight[k] for linear. Indices are
-/// clamped into the input.
+/// (weight 1) for nearest, index[k] with weight[k] for k < 2 (linear) or
+/// 4 (cubic); a weight of 0 is no tap. Indices are clamped into the input.
 struct ResizeTap {
-  int64_t index[2] = {0, 0};
-  double weight[2] = {1.0, 0.0};
+  int64_t index[kMaxResizeTaps] = {0, 0, 0, 0};
+  double weight[kMaxResizeTaps] = {1.0, 0.0, 0.0, 0.0};
 };
 
 /// The taps of every output index of an axis of `inLen` resized to
@@ -82,7 +87,7 @@ struct ResizeSpec {
 
 /// Whether the generator takes `spec`: fails, naming spec.name, for
 /// negative or oversized dims (NCHW16c rows too long for its stack
-/// scratch, more than 2^16 output columns), or an input axis of length 0
+/// scratch of two transposed rows, four for cubic, more than 2^16 output columns), or an input axis of length 0
 /// resized to a nonzero length.
 Status validateResize(const ResizeSpec &spec);
 

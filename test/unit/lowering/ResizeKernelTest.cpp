@@ -1,18 +1,25 @@
 //===- ResizeKernelTest.cpp - Tests of the AVX-512 resize kernels ---------===//
 //
-// Generates nearest and linear resize kernels, maps their bytes executable
-// and runs them against the reference Resize kernel (compiler/Reference),
-// the oracle: every coordinate mode and nearest mode, upsampling by 2, 3
-// and 4, fractional scales up and down (windows of 16 and 32 source
-// columns, and gathers), exclude_outside, scales and sizes, widths with
-// every kind of vector tail, NCHW and NCHW16c input (channel counts that
-// are and are not multiples of 16; its padding lanes hold NaN, which must
-// never reach the output). Inputs and outputs end at an unmapped page, so
-// a kernel that touches an element past them faults.
+// Generates nearest, linear and cubic resize kernels, maps their bytes
+// executable and runs them against the reference Resize kernel
+// (compiler/Reference), the oracle: every coordinate mode and nearest
+// mode, upsampling by 2, 3 and 4, fractional scales up and down (windows
+// of 16 and 32 source columns, and gathers), exclude_outside, two cubic
+// coefficients, scales and sizes, widths with every kind of vector tail,
+// NCHW and NCHW16c input (channel counts that are and are not multiples of
+// 16; its padding lanes hold NaN, which must never reach the output).
+// Inputs and outputs end at an unmapped page, so a kernel that touches an
+// element past them faults.
 //
 // Nearest must match bit for bit. Linear computes in f32 in the
 // reference's order where the reference sums in double, so it must be
 // within 2^-21 (4 ulp) of sum |w * x|, the reference's result for |x|.
+// Cubic's weights have both signs, so the reference of |x| does not bound
+// sum |w * x|: that is at most max |x| (sum |w|)^2 < 2 max |x| (sum |w|
+// per axis is at most 1.375 for a = -0.75, less for -0.5), and each
+// output is 4 rows' and 4 columns' products rounded in f32 (with the
+// weights rounded: about 10 roundings), so it must be within
+// 2^-20 * 2 max |x|.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +55,7 @@ struct Case {
   std::string coord = "half_pixel";
   std::string nearest = "round_prefer_floor";
   bool excludeOutside = false;
+  double cubicA = -0.75;
   int64_t n = 1, c = 1, h = 1, w = 1;
   /// Scales of H and W, or (when sizes[0] >= 0) the output H and W.
   double scales[2] = {2.0, 2.0};
@@ -68,10 +76,10 @@ struct Case {
 std::string describe(const Case &k) {
   char buf[320];
   std::snprintf(buf, sizeof(buf),
-                "%s %s %s exclude %d [%lld,%lld,%lld,%lld] -> %lld x %lld "
-                "(%s %g x %g)%s",
+                "%s %s %s exclude %d a %g [%lld,%lld,%lld,%lld] -> %lld x "
+                "%lld (%s %g x %g)%s",
                 k.mode.c_str(), k.coord.c_str(), k.nearest.c_str(),
-                k.excludeOutside, (long long)k.n, (long long)k.c,
+                k.excludeOutside, k.cubicA, (long long)k.n, (long long)k.c,
                 (long long)k.h, (long long)k.w, (long long)k.oh(),
                 (long long)k.ow(), k.fromSizes() ? "sizes" : "scales",
                 k.scales[0], k.scales[1], k.blocked ? " NCHW16c" : "");
@@ -80,7 +88,10 @@ std::string describe(const Case &k) {
 
 ResizeSpec specOf(const Case &k) {
   ResizeSpec s;
-  s.coords.mode = k.mode == "linear" ? ResizeMode::Linear : ResizeMode::Nearest;
+  s.coords.mode = k.mode == "linear"  ? ResizeMode::Linear
+                  : k.mode == "cubic" ? ResizeMode::Cubic
+                                      : ResizeMode::Nearest;
+  s.coords.cubicA = static_cast<float>(k.cubicA); // the attribute is f32
   if (k.coord == "half_pixel")
     s.coords.coord = ResizeCoord::HalfPixel;
   else if (k.coord == "pytorch_half_pixel")
@@ -147,6 +158,7 @@ std::vector<float> reference(const Case &k, const std::vector<float> &x) {
   attrs.set("coordinate_transformation_mode", k.coord);
   attrs.set("nearest_mode", k.nearest);
   attrs.set("exclude_outside", int64_t(k.excludeOutside));
+  attrs.set("cubic_coeff_a", static_cast<float>(k.cubicA));
   ref::Tensor scales, sizes;
   if (k.fromSizes())
     sizes = ref::Tensor::fromVector(
@@ -180,17 +192,22 @@ void check(const Case &k, std::vector<float> x) {
   std::vector<float> got = runKernel(k, x), want = reference(k, x);
   REQUIRE(got.size() == want.size());
   std::vector<float> magnitude;
-  if (k.mode == "linear") {
-    for (float &v : x)
-      v = std::fabs(v);
-    magnitude = reference(k, x);
+  float maxAbs = 0;
+  for (float &v : x) {
+    v = std::fabs(v);
+    if (std::isfinite(v))
+      maxAbs = std::max(maxAbs, v);
   }
+  if (k.mode == "linear")
+    magnitude = reference(k, x);
   for (size_t i = 0; i < got.size(); ++i) {
     bool ok;
     if (std::isnan(want[i]))
       ok = std::isnan(got[i]);
     else if (k.mode == "nearest" || std::isinf(want[i]))
       ok = std::memcmp(&got[i], &want[i], sizeof(float)) == 0;
+    else if (k.mode == "cubic")
+      ok = std::fabs(got[i] - want[i]) <= std::ldexp(2 * maxAbs, -20);
     else
       ok = std::fabs(got[i] - want[i]) <= std::ldexp(magnitude[i], -21);
     if (!ok) {
@@ -319,6 +336,58 @@ TEST_CASE("linear skips zero weights, as the reference, so inf stays inf",
 }
 
 //===----------------------------------------------------------------------===//
+// Cubic
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("cubic 2x and 3x match the reference at every width",
+          "[avx512][resize]") {
+  MLCC_REQUIRE_AVX512F();
+  for (double s : {2.0, 3.0})
+    for (int64_t w : kWidths) {
+      check(make("cubic", "half_pixel", {2, 3, 5, w}, s, s));
+      check(sized(make("cubic", "align_corners", {1, 3, 5, w}, s, s),
+                  static_cast<int64_t>(5 * s), static_cast<int64_t>(w * s)));
+    }
+}
+
+TEST_CASE("cubic in every coordinate mode, up and down, both coefficients",
+          "[avx512][resize]") {
+  MLCC_REQUIRE_AVX512F();
+  for (const char *coord : kCoords)
+    for (double a : {-0.75, -0.5})
+      for (double s : {3.0, 1.7, 0.6, 0.3})
+        for (bool exclude : {false, true}) {
+          Case k = make("cubic", coord, {1, 2, 9, 70}, s, s);
+          k.cubicA = a;
+          k.excludeOutside = exclude;
+          check(k);
+        }
+  // Sizes; one axis only (rows copied, or columns copied); inputs of one
+  // and two rows (taps clamped onto the same row).
+  check(sized(make("cubic", "half_pixel", {2, 4, 48, 48}, 1, 1), 80, 80));
+  check(sized(make("cubic", "pytorch_half_pixel", {1, 3, 96, 96}, 1, 1), 37,
+              41));
+  check(make("cubic", "half_pixel", {1, 2, 6, 40}, 1, 2));
+  check(make("cubic", "half_pixel", {1, 2, 6, 40}, 2, 1));
+  check(make("cubic", "half_pixel", {1, 2, 1, 3}, 4, 4));
+  check(make("cubic", "asymmetric", {1, 2, 2, 20}, 3, 3));
+}
+
+TEST_CASE("cubic skips zero weights, as the reference, so inf stays inf",
+          "[avx512][resize]") {
+  MLCC_REQUIRE_AVX512F();
+  // half_pixel 3x: every third output row and column is an input one
+  // (weights 0, 1, 0, 0); the others take inf from four neighbours.
+  Case k = make("cubic", "half_pixel", {1, 2, 9, 20}, 3, 3);
+  std::vector<float> x = randomValues(2 * 180, -2.0f, 2.0f, 6);
+  x[25] = kInfF;
+  x[180 + 40] = -kInfF;
+  check(k, x);
+  k.blocked = true;
+  check(k, x);
+}
+
+//===----------------------------------------------------------------------===//
 // NCHW16c input
 //===----------------------------------------------------------------------===//
 
@@ -336,14 +405,19 @@ TEST_CASE("NCHW16c input gives the NCHW output", "[avx512][resize]") {
       k = sized(make("linear", "align_corners", {1, c, 7, w}, 1, 1), 5, 11);
       k.blocked = true;
       check(k);
+      k = make("cubic", "half_pixel", {2, c, 4, w}, 3, 3);
+      k.blocked = true;
+      check(k);
     }
   // Input rows read by several output rows, by one, or skipped: the two
-  // slots of transposed rows.
+  // (cubic: four) slots of transposed rows.
   for (double s : {3.0, 1.7, 0.6, 0.3}) {
     Case k = make("linear", "pytorch_half_pixel", {1, 20, 10, 21}, s, s);
     k.blocked = true;
     check(k);
     k.mode = "nearest";
+    check(k);
+    k.mode = "cubic";
     check(k);
   }
 }
@@ -358,6 +432,12 @@ TEST_CASE("empty tensors, too long rows and empty inputs", "[avx512][resize]") {
   CHECK(generateResize(s, code).ok());
   s.blockedInput = true;
   CHECK(generateResize(s, code).failed());
+  // Cubic's four slots of 300 columns are past it, linear's two are not.
+  s = specOf(make("cubic", "half_pixel", {1, 16, 2, 300}, 2, 2));
+  s.blockedInput = true;
+  CHECK(generateResize(s, code).failed());
+  s.coords.mode = ResizeMode::Linear;
+  CHECK(generateResize(s, code).ok());
   s.blockedInput = false;
   s.h = 0;
   CHECK(generateResize(s, code).failed());
@@ -406,6 +486,8 @@ TEST_CASE("resize speed against a copy of its output", "[.bench]") {
   k = sized(make("linear", "half_pixel", {2, 4, 48, 48}, 1, 1), 80, 80);
   k.blocked = true;
   bench(k, 200);
+  // ESPCN's bicubic 3x.
+  bench(make("cubic", "half_pixel", {1, 3, 32, 32}, 3, 3), 200);
 }
 
 } // namespace
