@@ -54,8 +54,29 @@ bool activationOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e) {
                                         : EltwiseKind::GeluTanh);
     return true;
   }
-  static const char *const unary[] = {"relu", "neg",  "abs", "sigmoid",
-                                      "tanh", "exp",  "erf", "hard_swish"};
+  if (name == "elu" || name == "celu") {
+    e = EltwiseOp::withParams(name == "elu" ? EltwiseKind::Elu
+                                            : EltwiseKind::Celu,
+                              floatAttr(op, "alpha", 1.0f));
+    return true;
+  }
+  if (name == "selu") {
+    // The defaults are the reference's f32 roundings of SELU's constants.
+    e = EltwiseOp::withParams(
+        EltwiseKind::Selu, floatAttr(op, "alpha", 1.67326319217681884765625f),
+        floatAttr(op, "gamma", 1.05070102214813232421875f));
+    return true;
+  }
+  if (name == "hard_sigmoid") {
+    e = EltwiseOp::withParams(EltwiseKind::HardSigmoid,
+                              floatAttr(op, "alpha", 0.2f),
+                              floatAttr(op, "beta", 0.5f));
+    return true;
+  }
+  static const char *const unary[] = {
+      "relu",     "neg",      "abs", "sigmoid", "tanh",      "exp",
+      "erf",      "hard_swish", "softplus", "softsign", "log", "sqrt",
+      "reciprocal"};
   EltwiseKind kind;
   if (!llvm::is_contained(unary, name) ||
       eltwiseKindFromName(name.str(), kind).failed())

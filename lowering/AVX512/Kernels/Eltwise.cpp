@@ -57,6 +57,15 @@ constexpr KindName kKindNames[] = {
     // Not a mnemonic: graph.gelu with approximate = "tanh", named as the
     // fused ops' activation attribute names it.
     {EltwiseKind::GeluTanh, "gelu_tanh"},
+    {EltwiseKind::Elu, "elu"},
+    {EltwiseKind::Selu, "selu"},
+    {EltwiseKind::Celu, "celu"},
+    {EltwiseKind::HardSigmoid, "hard_sigmoid"},
+    {EltwiseKind::Softplus, "softplus"},
+    {EltwiseKind::Softsign, "softsign"},
+    {EltwiseKind::Log, "log"},
+    {EltwiseKind::Sqrt, "sqrt"},
+    {EltwiseKind::Reciprocal, "reciprocal"},
     {EltwiseKind::Add, "add"},
     {EltwiseKind::Sub, "sub"},
     {EltwiseKind::Mul, "mul"},

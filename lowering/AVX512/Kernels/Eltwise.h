@@ -46,6 +46,15 @@ enum class EltwiseKind : uint8_t {
   HardSwish, // x * clip(x / 6 + 0.5, 0, 1)
   Silu,      // x * sigmoid(x)
   GeluTanh,  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+  Elu,         // x < 0 ? alpha (exp(x) - 1) : x
+  Selu,        // beta (x <= 0 ? alpha (exp(x) - 1) : x); beta is gamma
+  Celu,        // x > 0 ? x : alpha (exp(x / alpha) - 1)
+  HardSigmoid, // clip(alpha x + beta, 0, 1)
+  Softplus,    // log(1 + exp(x))
+  Softsign,    // x / (1 + |x|)
+  Log,
+  Sqrt,
+  Reciprocal, // 1 / x
   // Binary: x op rhs, or rhs op x when swapped.
   Add,
   Sub,
@@ -82,7 +91,8 @@ struct EltwiseOperand {
 /// One op of a chain, applied to the running value x.
 struct EltwiseOp {
   EltwiseKind kind = EltwiseKind::Relu;
-  float alpha = 0.01f;               // leaky_relu
+  float alpha = 0.01f;               // leaky_relu, elu, selu, celu, ...
+  float beta = 0.0f;                 // hard_sigmoid's offset, selu's gamma
   float lo = -FLT_MAX, hi = FLT_MAX; // clip
   EltwiseOperand rhs;                // binary
   bool swapped = false;              // binary: rhs op x
@@ -95,6 +105,13 @@ struct EltwiseOp {
   static EltwiseOp leakyRelu(float alpha) {
     EltwiseOp op = unary(EltwiseKind::LeakyRelu);
     op.alpha = alpha;
+    return op;
+  }
+  /// elu, selu, celu and hard_sigmoid: alpha, and beta where it has one.
+  static EltwiseOp withParams(EltwiseKind kind, float alpha, float beta = 0) {
+    EltwiseOp op = unary(kind);
+    op.alpha = alpha;
+    op.beta = beta;
     return op;
   }
   static EltwiseOp clip(float lo, float hi) {

@@ -62,3 +62,10 @@ a = chebyshev_nodes(0.5, 10.0, 8000)
 g = erfc(a) * np.exp(a * a)
 c, e = minimax(1 / (1 + 0.6 * a), g, 1 / g, 8, iters=1000)
 show("erfc R", c, e)
+
+# log1p(f) = f + f^2 R(f) on [-0.25, 0.5), relative error: log's mantissa
+# m in [0.75, 1.5) less 1, and softplus's log1p of (0, 1] folded there.
+f = chebyshev_nodes(-0.25, 0.5)
+f = f[np.abs(f) > 1e-6]
+c, e = minimax(f, (np.log1p(f) - f) / f**2, f**2 / np.log1p(f), 8)
+show("log1p R", c, e)

@@ -16,6 +16,10 @@
 //   erf      [-6, 6]        1.2e-7 absolute, 1.8e-7 relative
 //   gelu     [-13, 13]      4.5e-7 relative (negative tail included)
 //   silu     [-80, 40]      2.3e-7 relative
+//   elu      [-87, 1]       8.8e-8 relative (its expm1; selu and celu
+//                           scale it), near 0 too
+//   softplus [-103, 88]     1.3e-7 relative, both tails
+//   log      [1e-30, 3e38]  8.3e-8 relative, subnormals and near 1 too
 //   gelu_tanh [-3, 10]      7.8e-7 relative; on [-13, 13] 1.4e-7 absolute
 //                           against max(|y|, 1) (2^18 points each): in the
 //                           negative tail the rounding of 2u is magnified
@@ -48,7 +52,12 @@ constexpr uint32_t kAbsMask = 0x7fffffffu;
 constexpr uint8_t kCmpUnord = 0x03;
 constexpr uint8_t kCmpOrd = 0x07;
 constexpr uint8_t kCmpLtOq = 0x11;
+constexpr uint8_t kCmpLeOq = 0x12;
+constexpr uint8_t kCmpGeOq = 0x1d;
 constexpr uint8_t kCmpGtOq = 0x1e;
+
+/// vgetmantps control: the mantissa in [1, 2), nan for a negative input.
+constexpr uint8_t kMantOneTwoNanIfNegative = 0x08;
 
 /// vpternlogd truth table for "c ? b : a" (a = destination, b = second,
 /// c = third source): with c the sign bit, copies b's sign onto a.
@@ -107,6 +116,19 @@ constexpr float kSqrtHalf = 7.07106769e-01f;
 constexpr std::array<float, 2> kGeluTanhArg = {1.595769167e+00f,
                                                7.135481387e-02f};
 
+// log1p(f) = f + f^2 R(f) on [-0.25, 0.5); fit relative error 4.8e-9.
+constexpr std::array<float, 9> kLog1pPoly = {
+    -5.000000000e-01f, 3.333345354e-01f,  -2.500005364e-01f,
+    1.999060661e-01f,  -1.664776653e-01f, 1.448206156e-01f,
+    -1.316223294e-01f, 1.044833139e-01f,  -4.490960762e-02f};
+// The mantissa in [0.75, 1.5): from 1.5 on it is halved (and the exponent
+// raised), so that f = m - 1 stays in the polynomial's interval.
+constexpr float kMantissaSplit = 1.5f;
+// ln 2 split for log's e ln 2 with both parts positive (hi rounded down),
+// so that an infinite e (log of 0 or inf) gives an infinity, not inf - inf.
+constexpr float kLn2Down = 6.931471229e-01f;
+constexpr float kLn2DownRest = 5.769998879e-08f;
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -118,12 +140,16 @@ int EltwiseInjector::tempsNeeded(const EltwiseOp &op) {
   case EltwiseKind::LeakyRelu:
   case EltwiseKind::Neg:
   case EltwiseKind::Abs:
+  case EltwiseKind::Sqrt:
     return 0;
   case EltwiseKind::Relu:
   case EltwiseKind::Clip:
-    return 1; // a constant that must be a register (maxNan)
+  case EltwiseKind::Softsign:
+  case EltwiseKind::Reciprocal:
+    return 1; // a constant that must be a register (maxNan), or |x| + 1
   case EltwiseKind::Exp:
   case EltwiseKind::HardSwish:
+  case EltwiseKind::HardSigmoid:
     return 2;
   case EltwiseKind::Sigmoid:
     return 3;
@@ -132,6 +158,11 @@ int EltwiseInjector::tempsNeeded(const EltwiseOp &op) {
   case EltwiseKind::Gelu:
   case EltwiseKind::Silu:
   case EltwiseKind::GeluTanh:
+  case EltwiseKind::Elu:
+  case EltwiseKind::Selu:
+  case EltwiseKind::Celu:
+  case EltwiseKind::Softplus:
+  case EltwiseKind::Log:
     return 4;
   case EltwiseKind::Add:
   case EltwiseKind::Sub:
@@ -305,6 +336,101 @@ void EltwiseInjector::geluTanh(const EltwiseLane &l) {
   h_.vmulps(x, x, t3);
 }
 
+// expm1(x) = 2^n (exp(r) - 1) + (2^n - 1), n and r as exp's, with
+// exp(r) - 1 = r + r^2 q(r) (exp's polynomial without its 1): near 0
+// (n = 0) the result keeps its relative accuracy, where exp(x) - 1 would
+// cancel. 2^n - 1 is exact down to n = -24 and -1 below. Takes x in t0,
+// leaves the result in t2; clobbers t0, t1, t3.
+void EltwiseInjector::expm1(const EltwiseLane &l) {
+  const Zmm &t0 = l.t[0], &t1 = l.t[1], &t2 = l.t[2], &t3 = l.t[3];
+  minNan(t0, kExpHigh, t0, t1);
+  maxNan(t0, kExpLow, t0, t1);
+  h_.vmulps(t1, t0, h_.cst(kLog2e));
+  h_.vrndscaleps(t1, t1, 0); // n
+  h_.vfnmadd231ps(t0, t1, h_.cst(kLn2Hi));
+  h_.vfnmadd231ps(t0, t1, h_.cst(kLn2Lo)); // r
+  horner(t2, t0,
+         std::array<float, 5>{kExpPoly[2], kExpPoly[3], kExpPoly[4],
+                              kExpPoly[5], kExpPoly[6]});
+  h_.vmulps(t3, t0, t0);
+  h_.vfmadd213ps(t2, t3, t0); // exp(r) - 1
+  Zmm one = h_.cstReg(1.0f, t3);
+  h_.vscalefps(t3, one, t1); // 2^n
+  h_.vsubps(t1, t3, h_.cst(1.0f));
+  h_.vfmadd213ps(t2, t3, t1);
+}
+
+// dst = log1p(f) = f + f^2 R(f), for f in [-0.25, 0.5).
+void EltwiseInjector::log1p(const Zmm &dst, const Zmm &f, const Zmm &scratch) {
+  horner(dst, f, kLog1pPoly);
+  h_.vmulps(scratch, f, f);
+  h_.vfmadd213ps(dst, scratch, f);
+}
+
+// log(x) = e ln 2 + log1p(m - 1), x = m 2^e with m in [0.75, 1.5) (from
+// vgetexpps and vgetmantps, which take subnormals as the numbers they
+// are): m - 1 is exact, and e ln 2 (ln 2 as hi + lo) is added last. A
+// negative x gives nan (vgetmantps), 0 gives -inf (e), inf inf.
+void EltwiseInjector::log(const EltwiseLane &l) {
+  const Zmm &x = l.x, &t0 = l.t[0], &t1 = l.t[1], &t2 = l.t[2], &t3 = l.t[3];
+  h_.vgetexpps(t0, x);
+  h_.vgetmantps(t1, x, kMantOneTwoNanIfNegative);
+  h_.vcmpps(l.k, t1, h_.cst(kMantissaSplit), kCmpGeOq);
+  h_.vmulps(t1 | l.k, t1, h_.cst(0.5f));
+  h_.vaddps(t0 | l.k, t0, h_.cst(1.0f));
+  h_.vsubps(t1, t1, h_.cst(1.0f));
+  log1p(t2, t1, t3);
+  h_.vfmadd231ps(t2, t0, h_.cst(kLn2DownRest));
+  h_.vfmadd213ps(t0, h_.cstReg(kLn2Down, t3), t2);
+  h_.vmovaps(x, t0);
+}
+
+// softplus(x) = max(x, 0) + log1p(e), e = exp(-|x|) in (0, 1]: exp cannot
+// overflow, and a tiny e keeps its relative accuracy (log1p, not log(1 +
+// e)). log1p(e) is the polynomial for e < 0.5, else ln 2 + log1p((e - 1) /
+// 2), (e - 1) / 2 in [-0.25, 0] exact.
+void EltwiseInjector::softplus(const EltwiseLane &l) {
+  const Zmm &x = l.x, &t0 = l.t[0], &t1 = l.t[1], &t2 = l.t[2], &t3 = l.t[3];
+  h_.vpord(t0, x, h_.cstBits(kSignBit)); // -|x|
+  exp(t0, t1, t2, /*clampHigh=*/false);
+  h_.vcmpps(l.k, t0, h_.cst(0.5f), kCmpGeOq);
+  h_.vmovaps(t1, t0);
+  h_.vsubps(t1 | l.k, t0, h_.cst(1.0f));
+  h_.vmulps(t1 | l.k, t1, h_.cst(0.5f));
+  log1p(t2, t1, t3);
+  h_.vaddps(t2 | l.k, t2, h_.cst(kLn2Hi));
+  maxNan(x, 0.0f, x, t0);
+  h_.vaddps(x, x, t2);
+}
+
+// elu, selu and celu: alpha expm1(x) (celu: of x / alpha) where x < 0
+// (selu: x <= 0; celu: not x > 0), else x; selu then scales by gamma.
+void EltwiseInjector::expLinear(const EltwiseOp &op, const EltwiseLane &l) {
+  const Zmm &x = l.x, &t0 = l.t[0], &t2 = l.t[2];
+  if (op.kind == EltwiseKind::Celu)
+    h_.vdivps(t0, x, h_.cst(op.alpha));
+  else
+    h_.vmovaps(t0, x);
+  expm1(l);
+  h_.vmulps(t2, t2, h_.cst(op.alpha));
+  switch (op.kind) {
+  case EltwiseKind::Elu:
+    h_.vcmpps(l.k, x, h_.cst(0.0f), kCmpLtOq);
+    h_.vmovaps(x | l.k, t2);
+    return;
+  case EltwiseKind::Selu:
+    h_.vcmpps(l.k, x, h_.cst(0.0f), kCmpLeOq);
+    h_.vmovaps(x | l.k, t2);
+    h_.vmulps(x, x, h_.cst(op.beta));
+    return;
+  default: // celu: a nan takes the expm1 side, which keeps it
+    h_.vcmpps(l.k, x, h_.cst(0.0f), kCmpGtOq);
+    h_.vmovaps(t2 | l.k, x);
+    h_.vmovaps(x, t2);
+    return;
+  }
+}
+
 void EltwiseInjector::hardSwish(const EltwiseLane &l) {
   const Zmm &x = l.x, &t0 = l.t[0], &t1 = l.t[1];
   h_.vmulps(t0, x, h_.cst(1.0f / 6.0f));
@@ -364,6 +490,35 @@ void EltwiseInjector::unary(const EltwiseOp &op, const EltwiseLane &l) {
     return;
   case EltwiseKind::GeluTanh:
     geluTanh(l);
+    return;
+  case EltwiseKind::Elu:
+  case EltwiseKind::Selu:
+  case EltwiseKind::Celu:
+    expLinear(op, l);
+    return;
+  case EltwiseKind::HardSigmoid:
+    // alpha x + beta rounded twice, as the reference computes it.
+    h_.vmulps(x, x, h_.cst(op.alpha));
+    h_.vaddps(x, x, h_.cst(op.beta));
+    maxNan(x, 0.0f, x, l.t[0]);
+    minNan(x, 1.0f, x, l.t[0]);
+    return;
+  case EltwiseKind::Softplus:
+    softplus(l);
+    return;
+  case EltwiseKind::Softsign:
+    h_.vpandd(l.t[0], x, h_.cstBits(kAbsMask));
+    h_.vaddps(l.t[0], l.t[0], h_.cst(1.0f));
+    h_.vdivps(x, x, l.t[0]);
+    return;
+  case EltwiseKind::Log:
+    log(l);
+    return;
+  case EltwiseKind::Sqrt:
+    h_.vsqrtps(x, x);
+    return;
+  case EltwiseKind::Reciprocal:
+    h_.vdivps(x, h_.cstReg(1.0f, l.t[0]), x);
     return;
   default:
     // Binary kinds never reach here: the kernel dispatches on isBinary.

@@ -6,10 +6,11 @@
 // It owns no registers: the caller hands it a lane, the running value plus
 // the scratch registers and mask it may clobber.
 //
-// exp, sigmoid, tanh, erf, gelu and silu are polynomial approximations
-// within 4.5e-7 relative error, gelu_tanh within 7.8e-7 where its sigmoid
-// argument is moderate (EltwiseInjector.cpp has the method and the measured
-// bound of each). Everything is AVX-512F: no DQ, BW or VL instruction.
+// exp, sigmoid, tanh, erf, gelu, silu, the expm1 of elu, selu and celu,
+// log and softplus are polynomial approximations within 4.5e-7 relative
+// error, gelu_tanh within 7.8e-7 where its sigmoid argument is moderate
+// (EltwiseInjector.cpp has the method and the measured bound of each).
+// Everything is AVX-512F: no DQ, BW or VL instruction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +84,12 @@ private:
   void gelu(const EltwiseLane &l);
   void geluTanh(const EltwiseLane &l);
   void hardSwish(const EltwiseLane &l);
+  void expm1(const EltwiseLane &l);
+  void log1p(const Xbyak::Zmm &dst, const Xbyak::Zmm &f,
+             const Xbyak::Zmm &scratch);
+  void log(const EltwiseLane &l);
+  void softplus(const EltwiseLane &l);
+  void expLinear(const EltwiseOp &op, const EltwiseLane &l);
 };
 
 } // namespace mlcc::avx512

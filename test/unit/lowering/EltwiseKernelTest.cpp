@@ -102,6 +102,15 @@ std::vector<float> reference(const EltwiseOp &op, const std::vector<float> &x,
   case EltwiseKind::Clip:
     return runReference("clip", {},
                      {tx, tensor({op.lo}, {}), tensor({op.hi}, {})});
+  case EltwiseKind::Elu:
+  case EltwiseKind::Celu:
+    return runReference(eltwiseKindName(op.kind), {{"alpha", op.alpha}}, {tx});
+  case EltwiseKind::Selu:
+    return runReference("selu", {{"alpha", op.alpha}, {"gamma", op.beta}},
+                        {tx});
+  case EltwiseKind::HardSigmoid:
+    return runReference("hard_sigmoid", {{"alpha", op.alpha}, {"beta", op.beta}},
+                        {tx});
   case EltwiseKind::Gelu:
   case EltwiseKind::GeluTanh:
   case EltwiseKind::Silu: {
@@ -197,6 +206,11 @@ Tolerance toleranceOf(EltwiseKind kind) {
   case EltwiseKind::Tanh:
   case EltwiseKind::Exp:
   case EltwiseKind::Silu:
+  case EltwiseKind::Elu:
+  case EltwiseKind::Selu:
+  case EltwiseKind::Celu:
+  case EltwiseKind::Softplus:
+  case EltwiseKind::Log:
     return {1e-6, subnormal};
   case EltwiseKind::Erf:
     return {1e-6, 1e-7};
@@ -253,6 +267,17 @@ std::vector<UnaryCase> unaryCases() {
       {EltwiseOp::unary(K::HardSwish), -5, 5},
       {EltwiseOp::unary(K::Silu), -30, 30},
       {EltwiseOp::unary(K::GeluTanh), -10, 10},
+      {EltwiseOp::withParams(K::Elu, 1.0f), -10, 5},
+      {EltwiseOp::withParams(K::Elu, 0.3f), -10, 5},
+      {EltwiseOp::withParams(K::Selu, 1.6732632f, 1.050701f), -10, 5},
+      {EltwiseOp::withParams(K::Celu, 0.7f), -10, 5},
+      {EltwiseOp::withParams(K::HardSigmoid, 0.2f, 0.5f), -5, 5},
+      {EltwiseOp::withParams(K::HardSigmoid, -0.4f, 0.1f), -5, 5},
+      {EltwiseOp::unary(K::Softplus), -30, 30},
+      {EltwiseOp::unary(K::Softsign), -5, 5},
+      {EltwiseOp::unary(K::Log), 0, 50},
+      {EltwiseOp::unary(K::Sqrt), 0, 50},
+      {EltwiseOp::unary(K::Reciprocal), -5, 5},
   };
 }
 
@@ -518,9 +543,9 @@ TEST_CASE("unsupported ops, dtypes and operands fail with a message",
   CHECK(failure(unknown).find("unsupported kind") != std::string::npos);
 
   EltwiseKind kind;
-  Status s = eltwiseKindFromName("softplus", kind);
+  Status s = eltwiseKindFromName("thresholded_relu", kind);
   REQUIRE(s.failed());
-  CHECK(s.message().find("softplus") != std::string::npos);
+  CHECK(s.message().find("thresholded_relu") != std::string::npos);
   REQUIRE(eltwiseKindFromName("hard_swish", kind).ok());
   CHECK(kind == EltwiseKind::HardSwish);
 
@@ -549,19 +574,25 @@ TEST_CASE("unsupported ops, dtypes and operands fail with a message",
 
 namespace {
 
-/// Largest error of the kernel for `kind` on x, against `exact`: relative
-/// where |exact| >= floor, absolute (scaled by floor) below it.
-double maxError(EltwiseKind kind, const std::vector<float> &x,
+/// Largest error of the kernel for `op` on x, against `exact`: relative
+/// where |exact| >= floor, absolute (scaled by floor) below it. A nan
+/// result counts as an infinite error.
+double maxError(const EltwiseOp &op, const std::vector<float> &x,
                 double (*exact)(double), double floor) {
-  EltwiseSpec spec = specOf({EltwiseOp::unary(kind)}, int64_t(x.size()));
+  EltwiseSpec spec = specOf({op}, int64_t(x.size()));
   std::vector<float> y = run(spec, {x});
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     double want = exact(x[i]);
     double err = std::fabs(y[i] - want) / std::max(std::fabs(want), floor);
-    worst = std::max(worst, err);
+    worst = std::isnan(err) ? INFINITY : std::max(worst, err);
   }
   return worst;
+}
+
+double maxError(EltwiseKind kind, const std::vector<float> &x,
+                double (*exact)(double), double floor) {
+  return maxError(EltwiseOp::unary(kind), x, exact, floor);
 }
 
 std::vector<float> linspace(float lo, float hi, int64_t n) {
@@ -586,6 +617,18 @@ double sigmoidExact(double x) { return 1 / (1 + std::exp(-x)); }
 double expExact(double x) { return std::exp(x); }
 double tanhExact(double x) { return std::tanh(x); }
 double erfExact(double x) { return std::erf(x); }
+double eluExact(double x) { return x < 0 ? std::expm1(x) : x; }
+double softplusExact(double x) {
+  return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
+}
+double logExact(double x) { return std::log(x); }
+
+/// The positive half of logspace.
+std::vector<float> positive(std::vector<float> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](float x) { return x <= 0; }),
+          v.end());
+  return v;
+}
 
 } // namespace
 
@@ -624,4 +667,21 @@ TEST_CASE("transcendentals stay within their stated error bounds",
                  10.0) < 1 * ulp);
   CHECK(maxError(EltwiseKind::GeluTanh, logspace(1, n / 2), geluTanhExact,
                  tiny) < 4 * ulp);
+  // elu's expm1 relative, near 0 too (selu and celu are it scaled).
+  const EltwiseOp elu = EltwiseOp::withParams(EltwiseKind::Elu, 1.0f);
+  CHECK(maxError(elu, linspace(-87, 1, n), eluExact, tiny) < 1.5 * ulp);
+  CHECK(maxError(elu, logspace(1, n / 2), eluExact, tiny) < 1.5 * ulp);
+  // softplus relative, both tails.
+  CHECK(maxError(EltwiseKind::Softplus, linspace(-103, 88, n), softplusExact,
+                 tiny) < 2 * ulp);
+  CHECK(maxError(EltwiseKind::Softplus, logspace(1, n / 2), softplusExact,
+                 tiny) < 2 * ulp);
+  // log relative over the normal and subnormal range, and near 1.
+  CHECK(maxError(EltwiseKind::Log, positive(logspace(3e38f, n)), logExact,
+                 tiny) < 1.5 * ulp);
+  CHECK(maxError(EltwiseKind::Log, linspace(0.5f, 2, n), logExact, tiny) <
+        1.5 * ulp);
+  CHECK(maxError(EltwiseKind::Log,
+                 {std::numeric_limits<float>::denorm_min(), 1e-44f, 3e-39f},
+                 logExact, tiny) < 1.5 * ulp);
 }
