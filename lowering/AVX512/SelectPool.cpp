@@ -1,6 +1,7 @@
 //===- SelectPool.cpp - Pooling ops -> AVX-512 kernels --------------------===//
 //
-// 2-D max/average pooling and the global pools on f32 NCHW, with explicit
+// 2-D and 1-D max/average pooling and the global pools on f32 NCHW (or
+// NCL: a 1-D pool is the 2-D one of an image one row high), with explicit
 // pads (auto_pad NOTSET) and no indices output; the window, strides and pads
 // are baked into the generated code. An input held in NCHW16c (a conv's
 // output) is pooled in that layout, and the result stays blocked; there
@@ -88,17 +89,19 @@ TargetLowering selectPool(Operation *op, OpLoweringContext &ctx,
   else
     return TargetLowering::Declined;
   Value x = op->getOperand(0), y = op->getResult(0);
-  if (!isF32Tensor(x) || shapeOf(x).size() != 4)
+  ArrayRef<int64_t> shape = shapeOf(x);
+  // Spatial axes: 2, or 1 (taken as H = 1).
+  const size_t axes = shape.size() - 2;
+  if (!isF32Tensor(x) || (axes != 1 && axes != 2))
     return TargetLowering::Declined;
   for (unsigned i = 1; i < op->getNumResults(); ++i)
     if (!isa<NoneType>(op->getResult(i).getType()))
       return TargetLowering::Declined;
-  ArrayRef<int64_t> shape = shapeOf(x);
   spec.name = nodeName(op);
   spec.n = shape[0];
   spec.c = shape[1];
-  spec.h = shape[2];
-  spec.w = shape[3];
+  spec.h = axes == 2 ? shape[2] : 1;
+  spec.w = shape.back();
   if (spec.kind == PoolKind::Max || spec.kind == PoolKind::Average) {
     if (stringAttr(op, "auto_pad", "NOTSET") != "NOTSET" ||
         intAttr(op, "storage_order", 0) != 0)
@@ -107,24 +110,35 @@ TargetLowering selectPool(Operation *op, OpLoweringContext &ctx,
                          strides = intsAttr(op, "strides"),
                          dilations = intsAttr(op, "dilations"),
                          pads = intsAttr(op, "pads");
-    if (kernel.size() != 2 || (!strides.empty() && strides.size() != 2) ||
-        (!dilations.empty() && dilations.size() != 2) ||
-        (!pads.empty() && pads.size() != 4))
+    if (kernel.size() != axes ||
+        (!strides.empty() && strides.size() != axes) ||
+        (!dilations.empty() && dilations.size() != axes) ||
+        (!pads.empty() && pads.size() != 2 * axes))
       return TargetLowering::Declined;
-    for (int i = 0; i < 2; ++i) {
-      spec.kernel[i] = kernel[i];
-      spec.strides[i] = strides.empty() ? 1 : strides[i];
-      spec.dilations[i] = dilations.empty() ? 1 : dilations[i];
+    // Axis i of the op is PoolSpec's axis first + i (1-D: W).
+    const size_t first = 2 - axes;
+    for (size_t i = 0; i < axes; ++i) {
+      spec.kernel[first + i] = kernel[i];
+      spec.strides[first + i] = strides.empty() ? 1 : strides[i];
+      spec.dilations[first + i] = dilations.empty() ? 1 : dilations[i];
+      // ONNX pads are the begins, then the ends; PoolSpec's (top, left,
+      // bottom, right).
+      if (!pads.empty()) {
+        spec.pads[first + i] = pads[i];
+        spec.pads[2 + first + i] = pads[axes + i];
+      }
     }
-    // ONNX pads are (top, left, bottom, right), as PoolSpec's.
-    for (int i = 0; i < 4 && !pads.empty(); ++i)
-      spec.pads[i] = pads[i];
     spec.ceilMode = intAttr(op, "ceil_mode", 0) != 0;
     spec.countIncludePad = intAttr(op, "count_include_pad", 0) != 0;
   }
   int64_t oh, ow;
-  if (poolOutputSize(spec, oh, ow).failed() ||
-      shapeOf(y) != ArrayRef<int64_t>{spec.n, spec.c, oh, ow})
+  if (poolOutputSize(spec, oh, ow).failed())
+    return TargetLowering::Declined;
+  SmallVector<int64_t> expected{spec.n, spec.c};
+  if (axes == 2)
+    expected.push_back(oh);
+  expected.push_back(ow);
+  if (shapeOf(y) != ArrayRef<int64_t>(expected) || (axes == 1 && oh != 1))
     return TargetLowering::Declined;
   // A conv's output still in NCHW16c is pooled so, and stays blocked.
   if (state.blocked.count(x))
