@@ -3,7 +3,9 @@
 // Over the last axis only, which is where models put them (attention
 // scores, classifier logits, transformer hidden states): rows x cols with
 // every row contiguous. Other axes go to the portable lowering.
-// graph.skip_layer_norm is layer_norm's kernel reading a second row.
+// graph.skip_layer_norm is layer_norm's kernel reading a second row;
+// graph.instance_norm is layer_norm's kernel over rows that are the planes
+// of each image's channels, with a scale and bias per row.
 // Unless the op is small enough for one thread, the pool's threads take
 // chunks of rows, each a call of a kernel generated for a chunk's rows.
 //
@@ -134,6 +136,52 @@ TargetLowering selectLayerNorm(Operation *op, OpLoweringContext &ctx,
   return TargetLowering::Lowered;
 }
 
+/// graph.instance_norm (X, Scale, B): [N, C, spatial...] as N C rows of the
+/// spatial size. The kernel walks a scale and bias per row: the op's [C]
+/// ones for one image, else constants repeated for each image.
+TargetLowering selectInstanceNorm(Operation *op, OpLoweringContext &ctx) {
+  Value x = op->getOperand(0), scale = op->getOperand(1),
+        bias = op->getOperand(2), y = op->getResult(0);
+  if (!isF32Tensor(x) || !isF32Tensor(scale) || !isF32Tensor(bias) ||
+      shapeOf(x).size() < 3)
+    return TargetLowering::Declined;
+  ArrayRef<int64_t> shape = shapeOf(x);
+  const int64_t n = shape[0], c = shape[1];
+  LayerNormSpec spec;
+  spec.name = nodeName(op);
+  spec.rowAffine = true;
+  spec.rows = n * c;
+  spec.cols = spec.rows ? numElements(x) / spec.rows : 0;
+  spec.epsilon = floatAttr(op, "epsilon", 1e-5f);
+  if (spec.rows == 0 || spec.cols == 0 || numElements(scale) != c ||
+      numElements(bias) != c)
+    return TargetLowering::Declined;
+  Value gamma, beta;
+  if (n == 1) {
+    gamma = ctx.address(ctx.buffer(scale));
+    beta = ctx.address(ctx.buffer(bias));
+  } else {
+    std::vector<float> perChannel[2], perRow[2];
+    if (!constantFloats(ctx, scale, perChannel[0]) ||
+        !constantFloats(ctx, bias, perChannel[1]))
+      return TargetLowering::Declined;
+    for (int i = 0; i < 2; ++i)
+      for (int64_t image = 0; image < n; ++image)
+        perRow[i].insert(perRow[i].end(), perChannel[i].begin(),
+                         perChannel[i].end());
+    gamma = ctx.addData(spec.name + "_row_scale", bytesOf(perRow[0]));
+    beta = ctx.addData(spec.name + "_row_bias", bytesOf(perRow[1]));
+  }
+  // mlcc_layer_norm_args: src, gamma, beta, dst.
+  const int64_t rowBytes = spec.cols * 4;
+  if (!callByRows(op, ctx, generateLayerNorm, spec,
+                  {ctx.address(ctx.buffer(x)), gamma, beta,
+                   ctx.address(ctx.buffer(y))},
+                  {rowBytes, 4, 4, rowBytes}))
+    return TargetLowering::Failed;
+  return TargetLowering::Lowered;
+}
+
 } // namespace
 
 TargetLowering selectNormalization(Operation *op, OpLoweringContext &ctx,
@@ -143,6 +191,8 @@ TargetLowering selectNormalization(Operation *op, OpLoweringContext &ctx,
     return selectSoftmax(op, ctx, name == "log_softmax");
   if (name == "layer_norm" || name == "skip_layer_norm")
     return selectLayerNorm(op, ctx, name == "skip_layer_norm");
+  if (name == "instance_norm")
+    return selectInstanceNorm(op, ctx);
   return TargetLowering::Declined;
 }
 

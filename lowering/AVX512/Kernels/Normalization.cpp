@@ -6,7 +6,9 @@
 //   softmax      max; exp(x - max) stored and summed; dst *= 1 / sum
 //   log_softmax  max; sum of exp(x - max); dst = (x - max) - log(sum)
 //   layer_norm   sum; sum of (x - mean)^2; (x - mean) * rstd * gamma + beta,
-//                all on x - x[0] (see layerNormRow); with a skip input
+//                all on x - x[0] (see layerNormRow); instance_norm is the
+//                same with the row's one gamma and beta (rstd * gamma once,
+//                beta broadcast from memory); with a skip input
 //                (skip_layer_norm) x = src + skip, formed by the first pass,
 //                which stores it to dst for the later passes of long rows
 // Subtracting the max first keeps exp's argument <= 0, so no input
@@ -81,10 +83,11 @@ struct Vec {
 class NormKernel : public JitGenerator {
 public:
   NormKernel(std::vector<uint8_t> &buffer, Kind kind, const NormShape &shape,
-             float epsilon, bool skip, const std::vector<uint32_t> &preload)
+             float epsilon, bool skip, bool rowAffine,
+             const std::vector<uint32_t> &preload)
       : JitGenerator(buffer), kind_(kind), rows_(shape.rows), cols_(shape.cols),
         runTimeRows_(shape.runTimeRows), runTimeCols_(shape.runTimeCols),
-        epsilon_(epsilon), skip_(skip),
+        epsilon_(epsilon), skip_(skip), rowAffine_(rowAffine),
         vectors_((cols_ + kF32Lanes - 1) / kF32Lanes),
         rem_(static_cast<int>(cols_ % kF32Lanes)),
         resident_(vectors_ <= kResidentVectors && !runTimeCols_),
@@ -106,6 +109,7 @@ private:
   const bool runTimeRows_, runTimeCols_;
   const float epsilon_;
   const bool skip_;
+  const bool rowAffine_;
   const int64_t vectors_;
   const int rem_;
   const bool resident_;
@@ -384,6 +388,16 @@ void NormKernel::layerNormRow() {
   vsqrtps(stat1_, stat1_);
   vdivps(stat1_, cstReg(1.0f, acc(0)), stat1_);
 
+  if (rowAffine_) {
+    vmulps(stat1_, stat1_, ptr_b[regGamma_]);
+    forEachVector([&](const Vec &v) {
+      EltwiseLane l = lane(v.u);
+      vsubps(l.x, shifted(v, l.x), stat0_);
+      vfmadd213ps(zeroMasked(l.x, v), stat1_, ptr_b[regBeta_]);
+      store(v, l.x);
+    });
+    return;
+  }
   forEachVector([&](const Vec &v) {
     EltwiseLane l = lane(v.u);
     vsubps(l.x, shifted(v, l.x), stat0_);
@@ -446,6 +460,10 @@ void NormKernel::generate() {
     add(regDst_, static_cast<uint32_t>(4 * cols_));
     if (skip_)
       add(regSkip_, static_cast<uint32_t>(4 * cols_));
+    if (rowAffine_) {
+      add(regGamma_, 4);
+      add(regBeta_, 4);
+    }
     dec(regRows_);
     jnz(loop, T_NEAR);
   }
@@ -467,10 +485,11 @@ Status validate(const std::string &name, DType dtype, int64_t rows,
 /// Generates into a scratch buffer, growing it until the code fits. Returns
 /// the constants by use when `usage` is set.
 Status emit(const std::string &name, Kind kind, const NormShape &shape,
-            float epsilon, bool skip, const std::vector<uint32_t> &preload,
-            std::vector<uint8_t> &code, std::vector<uint32_t> *usage) {
+            float epsilon, bool skip, bool rowAffine,
+            const std::vector<uint32_t> &preload, std::vector<uint8_t> &code,
+            std::vector<uint32_t> *usage) {
   return generateInGrowingBuffer([&](std::vector<uint8_t> &buffer) {
-    NormKernel kernel(buffer, kind, shape, epsilon, skip, preload);
+    NormKernel kernel(buffer, kind, shape, epsilon, skip, rowAffine, preload);
     kernel.generate();
     MLCC_RETURN_IF_ERROR(kernel.finish(name, code));
     if (usage)
@@ -480,17 +499,19 @@ Status emit(const std::string &name, Kind kind, const NormShape &shape,
 }
 
 Status generateNorm(const std::string &name, Kind kind, const NormShape &shape,
-                    float epsilon, bool skip, std::vector<uint8_t> &code) {
+                    float epsilon, bool skip, bool rowAffine,
+                    std::vector<uint8_t> &code) {
   // First pass: which constants the code asks for, most used (the exp in
   // the loops) first; the second keeps those in the spare registers.
   std::vector<uint32_t> preload;
   std::vector<uint8_t> scratch;
   MLCC_RETURN_IF_ERROR(
-      emit(name, kind, shape, epsilon, skip, {}, scratch, &preload));
+      emit(name, kind, shape, epsilon, skip, rowAffine, {}, scratch, &preload));
   size_t spare = static_cast<size_t>(NormKernel::freeRegisters(shape));
   if (preload.size() > spare)
     preload.resize(spare);
-  return emit(name, kind, shape, epsilon, skip, preload, code, nullptr);
+  return emit(name, kind, shape, epsilon, skip, rowAffine, preload, code,
+              nullptr);
 }
 
 } // namespace
@@ -501,7 +522,7 @@ Status generateSoftmax(const SoftmaxSpec &spec, std::vector<uint8_t> &code) {
   return generateNorm(
       spec.name, spec.log ? Kind::LogSoftmax : Kind::Softmax,
       {spec.rows, spec.cols, spec.runTimeRows, spec.runTimeCols}, 0.0f,
-      /*skip=*/false, code);
+      /*skip=*/false, /*rowAffine=*/false, code);
 }
 
 Status generateLayerNorm(const LayerNormSpec &spec,
@@ -512,7 +533,7 @@ Status generateLayerNorm(const LayerNormSpec &spec,
              ": epsilon ", spec.epsilon, " must be finite and >= 0");
   return generateNorm(spec.name, Kind::LayerNorm,
                       {spec.rows, spec.cols, spec.runTimeRows, false},
-                      spec.epsilon, spec.skip, code);
+                      spec.epsilon, spec.skip, spec.rowAffine, code);
 }
 
 } // namespace mlcc::avx512

@@ -2,7 +2,8 @@
 //
 // Generates f32 kernels that normalise each row of a [rows, cols] array
 // along its last axis: softmax, log_softmax and layer_norm (with per-column
-// scale and bias). Both dims are known when the kernel is generated, so the
+// scale and bias, or, for instance_norm, one scale and bias per row). Both
+// dims are known when the kernel is generated, so the
 // loops, the tail mask and 1 / cols are constants in the code; or the rows
 // (and a softmax's cols) are each call's, at most the spec's, for a dim
 // known only when the model runs.
@@ -11,7 +12,7 @@
 //   void kernel(const mlcc_softmax_args *args);     softmax, log_softmax
 //   void kernel(const mlcc_layer_norm_args *args);  layer_norm
 // with src and dst [rows, cols] (dst may be src: in place), and gamma and
-// beta [cols].
+// beta [cols] (LayerNormSpec::rowAffine: [rows]).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +55,9 @@ struct LayerNormSpec {
   float epsilon = 1e-5f;
   /// skip_layer_norm: normalise src + skip (args.skip, [rows, cols]).
   bool skip = false;
+  /// instance_norm: gamma and beta hold one value per row (the rows being
+  /// the planes of an image's channels), not one per column.
+  bool rowAffine = false;
   /// As SoftmaxSpec's.
   bool runTimeRows = false;
 };

@@ -1,6 +1,7 @@
 //===- NormalizationKernelTest.cpp - Tests of softmax and layer_norm ------===//
 //
-// Generates softmax, log_softmax and layer_norm kernels, maps their bytes
+// Generates softmax, log_softmax, layer_norm and instance_norm (layer_norm
+// with a scale and bias per row) kernels, maps their bytes
 // executable and runs them against the reference kernel registry
 // (compiler/Reference), the oracle, over row lengths with every kind of
 // vector tail, rows kept in registers and rows streamed. Inputs reach
@@ -240,6 +241,47 @@ TEST_CASE("layer_norm matches the reference at every row length",
       checkLayerNorm(layerNormSpec(rows, cols), 78.0f, 82.0f, seed += 3);
       checkLayerNorm(layerNormSpec(rows, cols, 0.5f), -1.0f, 1.0f, seed += 3);
     }
+}
+
+// instance_norm: n images of c channels, each plane a row; the kernel's
+// per-row scale and bias are the op's [c] ones repeated for each image.
+void checkInstanceNorm(int64_t n, int64_t c, int64_t cols, float lo, float hi,
+                       unsigned seed) {
+  std::string what = describe("instance_norm", n * c, cols);
+  INFO(what);
+  LayerNormSpec spec = layerNormSpec(n * c, cols);
+  spec.rowAffine = true;
+  std::vector<float> x = randomValues(static_cast<size_t>(n * c * cols), lo,
+                                      hi, seed);
+  std::vector<float> scale = randomValues(c, -2.0f, 2.0f, seed + 1);
+  std::vector<float> bias = randomValues(c, -1.0f, 1.0f, seed + 2);
+  std::vector<float> gamma, beta;
+  for (int64_t i = 0; i < n; ++i) {
+    gamma.insert(gamma.end(), scale.begin(), scale.end());
+    beta.insert(beta.end(), bias.begin(), bias.end());
+  }
+  ref::Attrs attrs;
+  attrs.set("epsilon", spec.epsilon);
+  std::vector<float> want = runReference(
+      "instance_norm", attrs,
+      {ref::Tensor::fromBytes(DType::F32, {n, c, cols}, x.data()),
+       ref::Tensor::fromBytes(DType::F32, {c}, scale.data()),
+       ref::Tensor::fromBytes(DType::F32, {c}, bias.data())});
+  std::vector<uint8_t> code = generate(spec);
+  compare(what, runLayerNorm(code, x, gamma, beta), want);
+  compare(what + " in place",
+          runLayerNorm(code, x, gamma, beta, 0, {}, /*inPlace=*/true), want);
+}
+
+TEST_CASE("instance_norm matches the reference at every row length",
+          "[avx512][normalization]") {
+  MLCC_REQUIRE_AVX512F();
+  unsigned seed = 900;
+  for (int64_t cols : kCols) {
+    checkInstanceNorm(1, 3, cols, -2.0f, 2.0f, seed += 3);
+    checkInstanceNorm(2, 5, cols, -80.0f, 80.0f, seed += 3);
+    checkInstanceNorm(3, 4, cols, 78.0f, 82.0f, seed += 3);
+  }
 }
 
 TEST_CASE("skip_layer_norm matches the reference at every row length",
