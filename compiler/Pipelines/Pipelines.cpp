@@ -26,6 +26,11 @@ void buildSimplifyPipeline(OpPassManager &pm, const PipelineOptions &options) {
     fpm.addPass(graph::createFoldConstants());
   if (enabled("cse"))
     fpm.addPass(createCSEPass());
+  // Before the layout simplification, which cancels the transposes it
+  // leaves, and before mlcc-fuse-fc and mlcc-fuse-attention, which take
+  // the matmuls it makes.
+  if (enabled("mlcc-decompose-einsum"))
+    fpm.addPass(graph::createDecomposeEinsum());
   // Before the fusions: they match the layout ops this one leaves.
   if (enabled("mlcc-simplify-layout-ops"))
     fpm.addPass(graph::createSimplifyLayoutOps());
@@ -67,7 +72,8 @@ void registerPassesAndPipelines() {
   graph::registerGraphPasses();
   PassPipelineRegistration<>(
       "mlcc-simplify",
-      "Shape inference, constant folding, CSE, transpose/reshape "
+      "Shape inference, constant folding, CSE, einsums as matmuls, "
+      "transpose/reshape "
       "cancelling and sinking, LayerNorm and GELU "
       "recognition, embedding + layer norm, residual add + layer norm, "
       "zero pads into convs and average pools, conv/gemm/matmul + batch-norm "

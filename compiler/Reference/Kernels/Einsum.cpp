@@ -10,6 +10,8 @@
 
 #include "ConvPoolUtils.h"
 
+#include "mlcc/Reference/EinsumPlan.h"
+
 #include <cctype>
 #include <map>
 
@@ -18,9 +20,7 @@ namespace {
 
 using namespace nn;
 
-/// Labels are 0..51 for letters; the dims an ellipsis covers get
-/// kEllipsisBase + j, j counted in the broadcast ellipsis of all inputs.
-constexpr int kEllipsisBase = 64;
+constexpr int kEllipsisBase = kEinsumEllipsisBase;
 
 int letterLabel(char c) {
   return std::islower(static_cast<unsigned char>(c)) ? c - 'a' : 26 + c - 'A';
@@ -64,16 +64,10 @@ std::vector<int> expand(const Term &t, int count, int total) {
   return labels;
 }
 
-/// The equation resolved against the operand shapes: each operand's label
-/// per dim, the output labels, and the size of every label.
-struct Plan {
-  std::vector<std::vector<int>> inputs;
-  std::vector<int> output;
-  std::map<int, int64_t> sizes;
-};
+} // namespace
 
-Status makePlan(const std::string &equation, const std::vector<Shape> &shapes,
-                Plan &plan) {
+Status planEinsum(const std::string &equation, const std::vector<Shape> &shapes,
+                  EinsumPlan &plan) {
   std::string eq;
   for (char c : equation)
     if (!std::isspace(static_cast<unsigned char>(c)))
@@ -157,6 +151,8 @@ Status makePlan(const std::string &equation, const std::vector<Shape> &shapes,
   return Status::success();
 }
 
+namespace {
+
 Status inferEinsum(const Attrs &attrs, const std::vector<ValueInfo> &in,
                    std::vector<ValueInfo> &out) {
   MLCC_CHECK(!in.empty(), "einsum: expected at least one input");
@@ -170,8 +166,8 @@ Status inferEinsum(const Attrs &attrs, const std::vector<ValueInfo> &in,
                " and ", dtypeName(v.dtype), ", expected the same");
     shapes.push_back(v.shape);
   }
-  Plan plan;
-  MLCC_RETURN_IF_ERROR(makePlan(attrs.getString("equation"), shapes, plan));
+  EinsumPlan plan;
+  MLCC_RETURN_IF_ERROR(planEinsum(attrs.getString("equation"), shapes, plan));
   out[0].dtype = t;
   out[0].shape.clear();
   for (int l : plan.output)
@@ -182,7 +178,7 @@ Status inferEinsum(const Attrs &attrs, const std::vector<ValueInfo> &in,
 /// Sums over the labels missing from the output. Acc is double for float
 /// types and T for integers.
 template <typename T, typename Acc>
-void einsumTyped(const Plan &plan, const std::vector<Tensor> &in, Tensor &y) {
+void einsumTyped(const EinsumPlan &plan, const std::vector<Tensor> &in, Tensor &y) {
   // Output labels first, then the summed ones.
   std::vector<int> labels = plan.output;
   for (auto &kv : plan.sizes)
@@ -250,8 +246,8 @@ Status runEinsum(const Attrs &attrs, const std::vector<Tensor> &in,
     ins.push_back(widenHalf(t));
     shapes.push_back(t.shape());
   }
-  Plan plan;
-  MLCC_RETURN_IF_ERROR(makePlan(attrs.getString("equation"), shapes, plan));
+  EinsumPlan plan;
+  MLCC_RETURN_IF_ERROR(planEinsum(attrs.getString("equation"), shapes, plan));
   bool half = isHalfType(out[0].dtype());
   Tensor y = half ? Tensor(DType::F32, out[0].shape()) : out[0];
   switch (y.dtype()) {

@@ -163,6 +163,19 @@ def FuseSkipLayerNorm : Pass<"mlcc-fuse-skip-layer-norm",
   }];
 }
 
+def DecomposeEinsum : Pass<"mlcc-decompose-einsum", "mlir::func::FuncOp"> {
+  let summary = "Rewrites two-operand einsums into transposes, reshapes and a matmul";
+  let description = [{
+    With f32 operands of static shapes: the labels in both operands and the
+    output are a batch, those in both operands only are summed, the others
+    each operand's free dims; the operands are transposed and reshaped to
+    [batch, M, K] and [batch, K, N] (2-D without batch labels), multiplied,
+    and the product reshaped and transposed to the output. Einsums with a
+    diagonal, a label summed within one operand, a broadcast dim of 1 or an
+    empty dim stay as they are.
+  }];
+}
+
 def SimplifyLayoutOps : Pass<"mlcc-simplify-layout-ops",
                              "mlir::func::FuncOp"> {
   let summary = "Cancels, merges and sinks transposes and reshapes";
