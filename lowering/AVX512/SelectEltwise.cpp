@@ -102,8 +102,8 @@ namespace {
 /// first); false when the operands do not fit a chain.
 bool binaryOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e,
               SmallVector<Value> &sources) {
-  static const char *const binary[] = {"add", "sub", "mul",
-                                       "div", "max", "min"};
+  static const char *const binary[] = {"add", "sub", "mul", "div",
+                                       "max", "min", "pow"};
   StringRef name = op->getName().stripDialect();
   EltwiseKind kind;
   if (!llvm::is_contained(binary, name) || op->getNumOperands() != 2 ||
@@ -125,7 +125,13 @@ bool binaryOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e,
   sources = {lhs};
   float value;
   bool scalar = numElements(rhs) == 1 && numElements(result) > 1;
-  if (scalar && constantScalar(ctx, rhs, value)) {
+  if (kind == EltwiseKind::Pow) {
+    // x^c for the constants the injector computes exactly enough.
+    if (swapped || !scalar || !constantScalar(ctx, rhs, value) ||
+        !isEltwisePowExponent(value))
+      return false;
+    e = EltwiseOp::withParams(EltwiseKind::Pow, value);
+  } else if (scalar && constantScalar(ctx, rhs, value)) {
     e = EltwiseOp::binary(kind, EltwiseOperand::constant(value), swapped);
   } else if (scalar) {
     e = EltwiseOp::binary(kind, EltwiseOperand::broadcast(1), swapped);

@@ -66,6 +66,7 @@ constexpr KindName kKindNames[] = {
     {EltwiseKind::Log, "log"},
     {EltwiseKind::Sqrt, "sqrt"},
     {EltwiseKind::Reciprocal, "reciprocal"},
+    {EltwiseKind::Pow, "pow"},
     {EltwiseKind::Add, "add"},
     {EltwiseKind::Sub, "sub"},
     {EltwiseKind::Mul, "mul"},
@@ -85,6 +86,13 @@ const char *eltwiseKindName(EltwiseKind kind) {
     if (k.kind == kind)
       return k.name;
   return "<unknown>";
+}
+
+bool isEltwisePowExponent(float exponent) {
+  for (float e : {-2.0f, -1.0f, -0.5f, 0.5f, 2.0f, 3.0f})
+    if (exponent == e)
+      return true;
+  return false;
 }
 
 bool isBinary(EltwiseKind kind) {
@@ -127,6 +135,9 @@ Status validate(const EltwiseSpec &spec) {
     const EltwiseOp &op = spec.ops[i];
     MLCC_CHECK(isKnownKind(op.kind), name, ": op ", i, " has unsupported kind ",
                static_cast<unsigned>(op.kind));
+    MLCC_CHECK(op.kind != EltwiseKind::Pow || isEltwisePowExponent(op.alpha),
+               name, ": op ", i, " (pow) has exponent ", op.alpha,
+               ", not one of -2, -1, -0.5, 0.5, 2, 3");
     if (!isBinary(op.kind) || op.rhs.kind == EltwiseOperand::Kind::Constant)
       continue;
     const char *opName = eltwiseKindName(op.kind);

@@ -55,6 +55,7 @@ enum class EltwiseKind : uint8_t {
   Log,
   Sqrt,
   Reciprocal, // 1 / x
+  Pow,        // x^alpha, alpha one of eltwisePowExponents: std::pow's values
   // Binary: x op rhs, or rhs op x when swapped.
   Add,
   Sub,
@@ -65,6 +66,9 @@ enum class EltwiseKind : uint8_t {
 };
 
 const char *eltwiseKindName(EltwiseKind kind);
+/// The constant exponents EltwiseKind::Pow computes with products, square
+/// roots and divisions (RMSNorm's x^2, a norm's x^0.5, ...).
+bool isEltwisePowExponent(float exponent);
 bool isBinary(EltwiseKind kind);
 /// The kind named by a graph-dialect mnemonic ("leaky_relu"); fails for an
 /// op that this generator does not implement.

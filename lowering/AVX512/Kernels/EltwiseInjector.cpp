@@ -51,6 +51,7 @@ constexpr uint32_t kAbsMask = 0x7fffffffu;
 // "not selected" path of every blend below.
 constexpr uint8_t kCmpUnord = 0x03;
 constexpr uint8_t kCmpOrd = 0x07;
+constexpr uint8_t kCmpEqOq = 0x00;
 constexpr uint8_t kCmpLtOq = 0x11;
 constexpr uint8_t kCmpLeOq = 0x12;
 constexpr uint8_t kCmpGeOq = 0x1d;
@@ -146,6 +147,7 @@ int EltwiseInjector::tempsNeeded(const EltwiseOp &op) {
   case EltwiseKind::Clip:
   case EltwiseKind::Softsign:
   case EltwiseKind::Reciprocal:
+  case EltwiseKind::Pow:
     return 1; // a constant that must be a register (maxNan), or |x| + 1
   case EltwiseKind::Exp:
   case EltwiseKind::HardSwish:
@@ -431,6 +433,27 @@ void EltwiseInjector::expLinear(const EltwiseOp &op, const EltwiseLane &l) {
   }
 }
 
+// x^e for the exponents isEltwisePowExponent takes, with std::pow's
+// special values: x^2 and 1 / x are exact as pow's; x^3 and x^-2 are two
+// roundings. x^0.5 is sqrt(x) + 0 (pow(-0, 0.5) is +0, sqrt's -0) except
+// at -inf, whose pow is +inf; x^-0.5 is 1 over that.
+void EltwiseInjector::pow(float e, const EltwiseLane &l) {
+  const Zmm &x = l.x, &t0 = l.t[0];
+  if (e == 2.0f || e == -2.0f) {
+    h_.vmulps(x, x, x);
+  } else if (e == 3.0f) {
+    h_.vmulps(t0, x, x);
+    h_.vmulps(x, t0, x);
+  } else if (e == 0.5f || e == -0.5f) {
+    h_.vcmpps(l.k, x, h_.cst(-INFINITY), kCmpEqOq);
+    h_.vsqrtps(x, x);
+    h_.vaddps(x, x, h_.cst(0.0f));
+    h_.vmovaps(x | l.k, h_.cstReg(INFINITY, t0));
+  }
+  if (e < 0)
+    h_.vdivps(x, h_.cstReg(1.0f, t0), x);
+}
+
 void EltwiseInjector::hardSwish(const EltwiseLane &l) {
   const Zmm &x = l.x, &t0 = l.t[0], &t1 = l.t[1];
   h_.vmulps(t0, x, h_.cst(1.0f / 6.0f));
@@ -519,6 +542,9 @@ void EltwiseInjector::unary(const EltwiseOp &op, const EltwiseLane &l) {
     return;
   case EltwiseKind::Reciprocal:
     h_.vdivps(x, h_.cstReg(1.0f, l.t[0]), x);
+    return;
+  case EltwiseKind::Pow:
+    pow(op.alpha, l);
     return;
   default:
     // Binary kinds never reach here: the kernel dispatches on isBinary.

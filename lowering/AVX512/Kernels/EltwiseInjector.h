@@ -90,6 +90,7 @@ private:
   void log(const EltwiseLane &l);
   void softplus(const EltwiseLane &l);
   void expLinear(const EltwiseOp &op, const EltwiseLane &l);
+  void pow(float exponent, const EltwiseLane &l);
 };
 
 } // namespace mlcc::avx512

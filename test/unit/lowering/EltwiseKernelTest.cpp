@@ -111,6 +111,8 @@ std::vector<float> reference(const EltwiseOp &op, const std::vector<float> &x,
   case EltwiseKind::HardSigmoid:
     return runReference("hard_sigmoid", {{"alpha", op.alpha}, {"beta", op.beta}},
                         {tx});
+  case EltwiseKind::Pow:
+    return runReference("pow", {}, {tx, tensor({op.alpha}, {})});
   case EltwiseKind::Gelu:
   case EltwiseKind::GeluTanh:
   case EltwiseKind::Silu: {
@@ -219,6 +221,8 @@ Tolerance toleranceOf(EltwiseKind kind) {
     return {2e-6, 1e-7};
   case EltwiseKind::HardSwish: // x * (1/6) against x / 6
     return {1e-6, 1e-7};
+  case EltwiseKind::Pow: // two roundings (x^3, x^-2) against libm's one
+    return {2.5e-7, std::numeric_limits<float>::min()};
   default:
     return {};
   }
@@ -278,6 +282,12 @@ std::vector<UnaryCase> unaryCases() {
       {EltwiseOp::unary(K::Log), 0, 50},
       {EltwiseOp::unary(K::Sqrt), 0, 50},
       {EltwiseOp::unary(K::Reciprocal), -5, 5},
+      {EltwiseOp::withParams(K::Pow, 2.0f), -5, 5},
+      {EltwiseOp::withParams(K::Pow, 3.0f), -5, 5},
+      {EltwiseOp::withParams(K::Pow, 0.5f), -1, 50},
+      {EltwiseOp::withParams(K::Pow, -0.5f), -1, 50},
+      {EltwiseOp::withParams(K::Pow, -1.0f), -5, 5},
+      {EltwiseOp::withParams(K::Pow, -2.0f), -5, 5},
   };
 }
 
@@ -562,6 +572,10 @@ TEST_CASE("unsupported ops, dtypes and operands fail with a message",
   EltwiseSpec negative = spec;
   negative.n = -1;
   CHECK(failure(negative).find("negative") != std::string::npos);
+
+  EltwiseSpec pow = spec;
+  pow.ops[0] = EltwiseOp::withParams(EltwiseKind::Pow, 1.5f);
+  CHECK(failure(pow).find("exponent 1.5") != std::string::npos);
 
   EltwiseSpec unroll = spec;
   unroll.unroll = 5;
