@@ -40,7 +40,7 @@ TargetLowering selectKernel(Operation *op, OpLoweringContext &ctx,
         selectConcat,         selectBatchNorm,     selectNormalization,
         selectEmbedLayerNorm, selectAttention,     selectReduce,
         selectStencil,        selectLrn,           selectGather,
-        selectRecurrent,      selectResize}) {
+        selectRecurrent,      selectResize,        selectGridSample}) {
     TargetLowering result = select(op, ctx, state);
     if (result != TargetLowering::Declined)
       return result;

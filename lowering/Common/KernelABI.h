@@ -425,6 +425,23 @@ static_assert(offsetof(mlcc_resize_args, dst) == 8, "resize ABI");
 _Static_assert(offsetof(mlcc_resize_args, dst) == 8, "resize ABI");
 #endif
 
+/** graph.grid_sample: src the [N, C, H, W] input, grid its [N, Ho, Wo, 2]
+ *  sampling points (x, y in [-1, 1]), dst the [N, C, Ho, Wo] output;
+ *  shapes and modes are baked into the code. */
+typedef struct mlcc_grid_sample_args {
+  const float *src;
+  const float *grid;
+  float *dst;
+} mlcc_grid_sample_args;
+
+typedef void (*mlcc_grid_sample_kernel_fn)(const mlcc_grid_sample_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_grid_sample_args, dst) == 16, "grid_sample ABI");
+#else
+_Static_assert(offsetof(mlcc_grid_sample_args, dst) == 16, "grid_sample ABI");
+#endif
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
