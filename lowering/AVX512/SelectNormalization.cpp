@@ -1,8 +1,10 @@
 //===- SelectNormalization.cpp - Softmax and LayerNorm -> AVX-512 kernels -===//
 //
-// Over the last axis only, which is where models put them (attention
-// scores, classifier logits, transformer hidden states): rows x cols with
-// every row contiguous. Other axes go to the portable lowering.
+// Over the last axis, which is where models put them (attention scores,
+// classifier logits, transformer hidden states): rows x cols with every row
+// contiguous. Softmax and log_softmax also over another axis (a
+// segmentation net's channels), 16 softmaxes a vector (SoftmaxAxis.cpp);
+// layer norms over another axis go to the portable lowering.
 // graph.skip_layer_norm is layer_norm's kernel reading a second row;
 // graph.instance_norm is layer_norm's kernel over rows that are the planes
 // of each image's channels, with a scale and bias per row.
@@ -67,10 +69,73 @@ bool isLastAxis(Operation *op, Value x, int64_t fallback) {
   return rank > 0 && (axis == rank - 1 || axis == -1);
 }
 
+/// Bytes of columns from which a softmax over a non-last axis is split
+/// over the threads, by columns.
+constexpr int64_t kMinAxisChunkBytes = int64_t(64) << 10;
+/// Chunks of columns are whole vectors but the last.
+constexpr int64_t kVectorLanes = 16;
+
+/// softmax or log_softmax along a non-last axis: the kernel of
+/// SoftmaxAxis.cpp over [outer, len, inner]; on several threads, chunks of
+/// the inner columns (multiples of 16) for every outer block.
+TargetLowering selectSoftmaxAxis(Operation *op, OpLoweringContext &ctx,
+                                 bool log) {
+  Value x = op->getOperand(0), y = op->getResult(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  const int64_t rank = shape.size();
+  int64_t axis = intAttr(op, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank - 1)
+    return TargetLowering::Declined;
+  SoftmaxSpec spec;
+  spec.name = nodeName(op);
+  spec.log = log;
+  spec.rows = 1;
+  spec.inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    spec.rows *= shape[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    spec.inner *= shape[d];
+  spec.cols = shape[axis];
+  if (spec.rows == 0 || spec.cols == 0 || spec.inner < 2)
+    return TargetLowering::Declined;
+  auto generate = [&](int64_t columns, std::string &symbol) {
+    SoftmaxSpec part = spec;
+    part.columns = columns;
+    return addGeneratedKernel(op, ctx, generateSoftmax, part, spec.name,
+                              symbol);
+  };
+  ChunkedKernels kernels;
+  if (!generate(spec.inner, kernels.whole))
+    return TargetLowering::Failed;
+  // mlcc_softmax_args: src, dst.
+  SmallVector<Value> fields{ctx.address(ctx.buffer(x)),
+                            ctx.address(ctx.buffer(y))};
+  const int64_t columnBytes = 4 * spec.rows * spec.cols;
+  int64_t perChunk = std::max<int64_t>(
+      (spec.inner + kRowChunks - 1) / kRowChunks,
+      (kMinAxisChunkBytes + columnBytes - 1) / columnBytes);
+  perChunk = (perChunk + kVectorLanes - 1) / kVectorLanes * kVectorLanes;
+  kernels.chunks = (spec.inner + perChunk - 1) / perChunk;
+  if (ctx.oneThread() || kernels.chunks < 2) {
+    ctx.callKernel(kernels.whole, fields);
+    return TargetLowering::Lowered;
+  }
+  const int64_t last = spec.inner - (kernels.chunks - 1) * perChunk;
+  if (!generate(perChunk, kernels.chunk) ||
+      (last != perChunk && !generate(last, kernels.tail)))
+    return TargetLowering::Failed;
+  emitChunkedKernelCalls(ctx, kernels, fields, {4 * perChunk, 4 * perChunk});
+  return TargetLowering::Lowered;
+}
+
 TargetLowering selectSoftmax(Operation *op, OpLoweringContext &ctx, bool log) {
   Value x = op->getOperand(0), y = op->getResult(0);
-  if (!isF32Tensor(x) || !isLastAxis(op, x, -1))
+  if (!isF32Tensor(x))
     return TargetLowering::Declined;
+  if (!isLastAxis(op, x, -1))
+    return selectSoftmaxAxis(op, ctx, log);
   SoftmaxSpec spec;
   spec.name = nodeName(op);
   spec.log = log;

@@ -516,9 +516,26 @@ Status generateNorm(const std::string &name, Kind kind, const NormShape &shape,
 
 } // namespace
 
+// SoftmaxAxis.cpp: the kernel for inner > 1.
+Status generateSoftmaxAxis(const SoftmaxSpec &spec, std::vector<uint8_t> &code);
+
 Status generateSoftmax(const SoftmaxSpec &spec, std::vector<uint8_t> &code) {
   code.clear();
   MLCC_RETURN_IF_ERROR(validate(spec.name, spec.dtype, spec.rows, spec.cols));
+  if (spec.inner != 1) {
+    MLCC_CHECK(spec.inner > 1 && spec.columns >= 0 &&
+                   spec.columns <= spec.inner,
+               spec.name, ": inner ", spec.inner, " and columns ",
+               spec.columns, " are not 1 <= columns <= inner");
+    MLCC_CHECK(!spec.runTimeRows && !spec.runTimeCols, spec.name,
+               ": a softmax over a non-last axis has static dims");
+    MLCC_CHECK(spec.cols * spec.inner <= kMaxNormalizationCols, spec.name,
+               ": [", spec.cols, ", ", spec.inner, "] blocks are too big");
+    SoftmaxSpec all = spec;
+    if (all.columns == 0)
+      all.columns = all.inner;
+    return generateSoftmaxAxis(all, code);
+  }
   return generateNorm(
       spec.name, spec.log ? Kind::LogSoftmax : Kind::Softmax,
       {spec.rows, spec.cols, spec.runTimeRows, spec.runTimeCols}, 0.0f,

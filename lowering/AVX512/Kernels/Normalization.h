@@ -45,6 +45,12 @@ struct SoftmaxSpec {
   /// most it may be, and `cols` stays the distance between rows.
   bool runTimeRows = false;
   bool runTimeCols = false;
+  /// Over a non-last axis: [rows, cols, inner] along cols, the elements of
+  /// one softmax `inner` apart (SoftmaxAxis.cpp). The kernel computes the
+  /// first `columns` of the inner softmaxes (0: all of them); a thread's
+  /// chunk is called with src and dst at its first column.
+  int64_t inner = 1;
+  int64_t columns = 0;
 };
 
 struct LayerNormSpec {

@@ -243,6 +243,64 @@ TEST_CASE("layer_norm matches the reference at every row length",
     }
 }
 
+// softmax and log_softmax along the middle axis of [outer, len, inner]:
+// the kernel for columns [first, first + columns) of the inner ones,
+// called at them, against the reference's whole result there (the other
+// columns of dst are the kernel's to leave alone: they stay NaN).
+void checkSoftmaxAxis(bool log, int64_t outer, int64_t len, int64_t inner,
+                      unsigned seed, int64_t first = 0, int64_t columns = 0) {
+  std::string what = std::string(log ? "log_softmax" : "softmax") + " [" +
+                     std::to_string(outer) + ", " + std::to_string(len) +
+                     ", " + std::to_string(inner) + "] columns " +
+                     std::to_string(first) + " + " + std::to_string(columns);
+  INFO(what);
+  SoftmaxSpec spec = softmaxSpec(log, outer, len);
+  spec.inner = inner;
+  spec.columns = columns;
+  std::vector<float> x = randomValues(
+      static_cast<size_t>(outer * len * inner), -80.0f, 80.0f, seed);
+  ref::Attrs attrs;
+  attrs.set("axis", int64_t(1));
+  std::vector<float> want = runReference(
+      log ? "log_softmax" : "softmax", attrs,
+      {ref::Tensor::fromBytes(DType::F32, {outer, len, inner}, x.data())});
+  std::vector<uint8_t> code = generate(spec);
+  ExecutableBuffer exec(code);
+  REQUIRE(exec.ok());
+  GuardedArray<float> src(x);
+  GuardedArray<float> dst(std::vector<float>(x.size(), NAN));
+  REQUIRE(src.ok());
+  REQUIRE(dst.ok());
+  mlcc_softmax_args args = {src.data() + first, dst.data() + first};
+  exec.function<mlcc_softmax_kernel_fn>()(&args);
+  std::vector<float> got = dst.values();
+  const int64_t end = columns ? first + columns : inner;
+  for (size_t i = 0; i < got.size(); ++i) {
+    int64_t column = static_cast<int64_t>(i) % inner;
+    if (column < first || column >= end) {
+      INFO("element " << i << " outside the kernel's columns is " << got[i]);
+      CHECK(std::isnan(got[i]));
+      want[i] = got[i] = 0;
+    }
+  }
+  compare(what, got, want);
+}
+
+TEST_CASE("softmax and log_softmax over a non-last axis match the reference",
+          "[avx512][normalization]") {
+  MLCC_REQUIRE_AVX512F();
+  unsigned seed = 1200;
+  for (bool log : {false, true}) {
+    for (int64_t inner : {2, 15, 16, 17, 64, 65, 100, 200})
+      for (int64_t len : {1, 3, 21})
+        checkSoftmaxAxis(log, 2, len, inner, seed += 2);
+    // A thread's chunk: 48 of the 200 columns, from column 64; a last,
+    // narrower one.
+    checkSoftmaxAxis(log, 3, 5, 200, seed += 2, 64, 48);
+    checkSoftmaxAxis(log, 3, 5, 200, seed += 2, 192, 8);
+  }
+}
+
 // instance_norm: n images of c channels, each plane a row; the kernel's
 // per-row scale and bias are the op's [c] ones repeated for each image.
 void checkInstanceNorm(int64_t n, int64_t c, int64_t cols, float lo, float hi,
