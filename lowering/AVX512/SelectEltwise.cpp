@@ -145,6 +145,55 @@ bool binaryOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e,
   return true;
 }
 
+/// graph.where(cond, a, b) with one of a, b of the result's f32 shape (the
+/// chain's input) and the other a constant scalar (masked_fill): a Select
+/// of that scalar under the condition's bytes, src[1]. The condition has
+/// the result's shape, or its trailing dims (a causal mask over batches and
+/// heads): then `period` is its element count, the chain runs one period
+/// at a time over the same condition; else period is the result's count.
+bool whereOf(Operation *op, OpLoweringContext &ctx, EltwiseOp &e,
+             SmallVector<Value> &sources, int64_t &period) {
+  if (op->getName().stripDialect() != "where" || op->getNumOperands() != 3)
+    return false;
+  Value cond = op->getOperand(0), a = op->getOperand(1),
+        b = op->getOperand(2), result = op->getResult(0);
+  auto condType = dyn_cast<RankedTensorType>(cond.getType());
+  if (!condType || !condType.hasStaticShape() ||
+      !condType.getElementType().isInteger(1) || !isF32Tensor(a) ||
+      !isF32Tensor(b))
+    return false;
+  ArrayRef<int64_t> out = shapeOf(result), condShape = shapeOf(cond);
+  float value;
+  bool swapped; // the array is the branch taken where cond is true
+  if (shapeOf(a) == out && constantScalar(ctx, b, value)) {
+    sources = {a};
+    swapped = true;
+  } else if (shapeOf(b) == out && constantScalar(ctx, a, value)) {
+    sources = {b};
+    swapped = false;
+  } else {
+    return false;
+  }
+  // The condition's dims, less leading 1s, are the result's last ones.
+  size_t lead = 0;
+  while (lead < condShape.size() && condShape[lead] == 1)
+    ++lead;
+  ArrayRef<int64_t> trailing = condShape.drop_front(lead);
+  if (trailing.size() > out.size() ||
+      out.take_back(trailing.size()) != trailing)
+    return false;
+  period = 1;
+  for (int64_t d : trailing)
+    period *= d;
+  if (period == 0)
+    return false;
+  e = EltwiseOp::binary(EltwiseKind::Select, EltwiseOperand::array(1),
+                        swapped);
+  e.alpha = value;
+  sources.push_back(cond);
+  return true;
+}
+
 /// The op that continues a chain ending in `v`: v's only user, when it is an
 /// activation of v or a binary op of v and a constant scalar; else null.
 Operation *chainContinuation(Value v, OpLoweringContext &ctx, EltwiseOp &e) {
@@ -180,7 +229,11 @@ TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
   spec.name = nodeName(op);
   SmallVector<Value> sources{op->getOperand(0)};
   EltwiseOp e;
-  if (!activationOf(op, ctx, e) && !binaryOf(op, ctx, e, sources))
+  // Elements a chain runs over before its operands start again: all but
+  // for a where's condition of fewer dims.
+  int64_t period = numElements(result);
+  if (!activationOf(op, ctx, e) && !binaryOf(op, ctx, e, sources) &&
+      !whereOf(op, ctx, e, sources, period))
     return TargetLowering::Declined;
   spec.ops.push_back(e);
   SmallVector<Operation *> joined;
@@ -194,7 +247,8 @@ TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
 
   // Blocked when every full-size operand already is.
   // Of any conv's output, 1-D to 3-D: the same elements in either layout.
-  bool blocked = shapeOf(result).size() >= 3 && shapeOf(result).size() <= 5;
+  bool blocked = shapeOf(result).size() >= 3 && shapeOf(result).size() <= 5 &&
+                 period == numElements(result);
   for (auto [i, src] : llvm::enumerate(sources))
     if (shapeOf(src) == shapeOf(result))
       blocked &= state.blocked.count(src) != 0;
@@ -209,7 +263,7 @@ TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
     spec.n = cast<MemRefType>(dst.getType()).getNumElements();
   } else {
     dst = ctx.buffer(output);
-    spec.n = numElements(result);
+    spec.n = period;
   }
 
   std::vector<uint8_t> code;
@@ -224,7 +278,30 @@ TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
     fields[i] = ctx.address(buffer);
   fields.push_back(ctx.address(dst));
   fields.push_back(b.create<arith::ConstantIntOp>(ctx.loc(), spec.n, 64));
-  ctx.callKernel(symbol, fields);
+  if (period == numElements(result)) {
+    ctx.callKernel(symbol, fields);
+  } else {
+    // One call per period: the arrays move on, the condition (src[1]) and
+    // the count stay.
+    SmallVector<int64_t> strides(fields.size(), 4 * period);
+    strides[1] = 0;
+    strides.back() = 0;
+    ctx.parallelFor(numElements(result) / period, fields,
+                    [&](Value i, ValueRange f) {
+                      SmallVector<Value> args;
+                      for (auto [field, stride] : llvm::zip(f, strides))
+                        args.push_back(
+                            stride == 0
+                                ? field
+                                : b.create<arith::AddIOp>(
+                                      ctx.loc(), field,
+                                      b.create<arith::MulIOp>(
+                                          ctx.loc(), i,
+                                          b.create<arith::ConstantIntOp>(
+                                              ctx.loc(), stride, 64))));
+                      ctx.callKernel(symbol, args);
+                    });
+  }
 
   // The chain's inner results are only read inside the chain: the ops that
   // joined it are done, the last one's result is dst.

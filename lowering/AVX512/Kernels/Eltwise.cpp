@@ -73,10 +73,12 @@ constexpr KindName kKindNames[] = {
     {EltwiseKind::Div, "div"},
     {EltwiseKind::Max, "max"},
     {EltwiseKind::Min, "min"},
+    {EltwiseKind::Select, "where"},
 };
 
 bool isKnownKind(EltwiseKind kind) {
-  return static_cast<unsigned>(kind) <= static_cast<unsigned>(EltwiseKind::Min);
+  return static_cast<unsigned>(kind) <=
+         static_cast<unsigned>(EltwiseKind::Select);
 }
 
 } // namespace
@@ -138,9 +140,13 @@ Status validate(const EltwiseSpec &spec) {
     MLCC_CHECK(op.kind != EltwiseKind::Pow || isEltwisePowExponent(op.alpha),
                name, ": op ", i, " (pow) has exponent ", op.alpha,
                ", not one of -2, -1, -0.5, 0.5, 2, 3");
+    const char *opName = eltwiseKindName(op.kind);
+    MLCC_CHECK(op.kind != EltwiseKind::Select ||
+                   op.rhs.kind == EltwiseOperand::Kind::Array,
+               name, ": op ", i, " (", opName,
+               ") takes its condition as an array");
     if (!isBinary(op.kind) || op.rhs.kind == EltwiseOperand::Kind::Constant)
       continue;
-    const char *opName = eltwiseKindName(op.kind);
     MLCC_CHECK(op.rhs.kind == EltwiseOperand::Kind::Array ||
                    op.rhs.kind == EltwiseOperand::Kind::Broadcast,
                name, ": op ", i, " (", opName, ") has an unknown operand kind");
@@ -170,8 +176,11 @@ public:
       : JitGenerator(buffer), spec_(spec), unroll_(unroll), temps_(temps),
         preload_(preload), injector_(*this) {
     for (const EltwiseOp &op : spec.ops)
-      if (isBinary(op.kind) && op.rhs.kind == EltwiseOperand::Kind::Array)
+      if (isBinary(op.kind) && op.rhs.kind == EltwiseOperand::Kind::Array) {
         isArray_[op.rhs.src] = true;
+        if (op.kind == EltwiseKind::Select)
+          elementBytes_[op.rhs.src] = 1;
+      }
   }
 
   void generate();
@@ -188,6 +197,8 @@ private:
   const std::vector<uint32_t> preload_;
   EltwiseInjector injector_;
   bool isArray_[MLCC_ELTWISE_MAX_SRC] = {true};
+  // Bytes of an array's elements: f32, or a select's bool bytes.
+  int elementBytes_[MLCC_ELTWISE_MAX_SRC] = {4, 4, 4, 4};
 
   const Xbyak::Reg64 regArgs_ = rdi;
   const Xbyak::Reg64 regSrc_[MLCC_ELTWISE_MAX_SRC] = {rsi, rdx, rcx, r8};
@@ -256,6 +267,22 @@ void EltwiseKernel::applyBinary(const EltwiseOp &op, const EltwiseLane &l,
     }
     return;
   case EltwiseOperand::Kind::Array: {
+    if (op.kind == EltwiseKind::Select) {
+      // The 16 condition bytes; lanes that take alpha: true ones (false
+      // ones when swapped).
+      const Xbyak::Xmm bytes(t.getIdx());
+      Xbyak::Address a = ptr[src + u * kF32Lanes];
+      if (tail)
+        vmovdqu8(bytes | kTail_ | T_z, a);
+      else
+        vmovdqu8(bytes, a);
+      if (op.swapped)
+        vptestnmb(l.k, bytes, bytes);
+      else
+        vptestmb(l.k, bytes, bytes);
+      vmovaps(l.x | l.k, cstReg(op.alpha, t));
+      return;
+    }
     Xbyak::Address a = ptr[src + u * kZmmBytes];
     if (tail) {
       // Masked lanes are not read, so the tail never touches memory past n.
@@ -301,7 +328,7 @@ void EltwiseKernel::block(int lanes, bool tail) {
 void EltwiseKernel::advance(int lanes) {
   for (int i = 0; i < MLCC_ELTWISE_MAX_SRC; ++i)
     if (isArray_[i])
-      add(regSrc_[i], lanes * kZmmBytes);
+      add(regSrc_[i], lanes * kF32Lanes * elementBytes_[i]);
   add(regDst_, lanes * kZmmBytes);
 }
 

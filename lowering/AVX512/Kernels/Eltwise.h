@@ -63,6 +63,9 @@ enum class EltwiseKind : uint8_t {
   Div,
   Max, // nan propagates from either side, as numpy.maximum
   Min,
+  // rhs an Array of bool bytes (src[rhs.src], n bytes): rhs ? alpha : x, or
+  // rhs ? x : alpha when swapped (graph.where with a constant branch).
+  Select,
 };
 
 const char *eltwiseKindName(EltwiseKind kind);

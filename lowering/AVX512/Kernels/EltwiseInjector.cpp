@@ -172,6 +172,7 @@ int EltwiseInjector::tempsNeeded(const EltwiseOp &op) {
   case EltwiseKind::Div:
   case EltwiseKind::Max:
   case EltwiseKind::Min:
+  case EltwiseKind::Select:
     return 1; // rhs
   }
   return kEltwiseMaxTemps;

@@ -428,6 +428,60 @@ TEST_CASE("a run-time n computes each call's elements", "[avx512][eltwise]") {
       }
 }
 
+TEST_CASE("select takes the constant where the condition bytes say",
+          "[avx512][eltwise]") {
+  MLCC_REQUIRE_AVX512F();
+  for (bool swapped : {false, true})
+    for (float alpha : {-INFINITY, 0.5f})
+      for (int64_t n : kSizes) {
+        INFO("select " << (swapped ? "swapped " : "") << alpha << ", n " << n);
+        // x with a nan, an inf and a -0; the condition's bytes 0, 1 and
+        // other nonzero values (a bool is any nonzero byte).
+        std::vector<float> x = sample(n, -4, 4, 5);
+        if (n > 3) {
+          x[0] = kNanF;
+          x[1] = kInfF;
+          x[2] = -0.0f;
+        }
+        std::vector<uint8_t> cond(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i)
+          cond[i] = static_cast<uint8_t>((i * 7 + 3) % 5 < 2 ? 0 : i % 3 + 1);
+        EltwiseOp op = EltwiseOp::binary(EltwiseKind::Select,
+                                         EltwiseOperand::array(1), swapped);
+        op.alpha = alpha;
+        // A chain: the select, then x * 2 (the chain goes on after it).
+        EltwiseSpec spec = specOf(
+            {op, EltwiseOp::binary(EltwiseKind::Mul,
+                                   EltwiseOperand::constant(2.0f))},
+            n);
+        ExecutableBuffer exec(generate(spec));
+        REQUIRE(exec.ok());
+        GuardedArray<float> src(x), dst(static_cast<size_t>(n));
+        GuardedArray<uint8_t> mask(cond);
+        REQUIRE(src.ok());
+        REQUIRE(dst.ok());
+        REQUIRE(mask.ok());
+        mlcc_eltwise_args args = {};
+        args.src[0] = src.data();
+        args.src[1] = mask.data();
+        args.dst = dst.data();
+        args.n = n;
+        exec.function<mlcc_eltwise_kernel_fn>()(&args);
+        // The reference's where (a bool tensor from the bytes as 0 and 1).
+        std::vector<uint8_t> bools(cond.size());
+        for (size_t i = 0; i < cond.size(); ++i)
+          bools[i] = cond[i] != 0;
+        ref::Tensor c = ref::Tensor::fromBytes(DType::Bool, {n}, bools.data());
+        ref::Tensor tx = tensor(x, {n}), ta = tensor({alpha}, {});
+        std::vector<float> want =
+            swapped ? runReference("where", {}, {c, tx, ta})
+                    : runReference("where", {}, {c, ta, tx});
+        for (float &v : want)
+          v *= 2.0f;
+        requireClose(dst.values(), want, {});
+      }
+}
+
 TEST_CASE("special values follow the reference", "[avx512][eltwise]") {
   MLCC_REQUIRE_AVX512F();
   const float denorm = std::numeric_limits<float>::denorm_min();
