@@ -40,7 +40,8 @@ TargetLowering selectKernel(Operation *op, OpLoweringContext &ctx,
         selectConcat,         selectBatchNorm,     selectNormalization,
         selectEmbedLayerNorm, selectAttention,     selectReduce,
         selectStencil,        selectLrn,           selectGather,
-        selectRecurrent,      selectResize,        selectGridSample}) {
+        selectRecurrent,      selectResize,        selectGridSample,
+        selectTranspose}) {
     TargetLowering result = select(op, ctx, state);
     if (result != TargetLowering::Declined)
       return result;

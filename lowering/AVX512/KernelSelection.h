@@ -130,6 +130,10 @@ TargetLowering selectGather(mlir::Operation *op, OpLoweringContext &ctx,
                             SelectionState &state);
 TargetLowering selectResize(mlir::Operation *op, OpLoweringContext &ctx,
                             SelectionState &state);
+/// graph.transpose of 4-byte elements that moves the last dim
+/// (SelectTranspose.cpp).
+TargetLowering selectTranspose(mlir::Operation *op, OpLoweringContext &ctx,
+                               SelectionState &state);
 /// f32 graph.grid_sample, bilinear or nearest, zeros or border padding
 /// (SelectGridSample.cpp).
 TargetLowering selectGridSample(mlir::Operation *op, OpLoweringContext &ctx,

@@ -425,6 +425,21 @@ static_assert(offsetof(mlcc_resize_args, dst) == 8, "resize ABI");
 _Static_assert(offsetof(mlcc_resize_args, dst) == 8, "resize ABI");
 #endif
 
+/** graph.transpose of 4-byte elements: src the input, dst the transposed
+ *  output; shapes and the permutation are baked into the code. */
+typedef struct mlcc_transpose_args {
+  const void *src;
+  void *dst;
+} mlcc_transpose_args;
+
+typedef void (*mlcc_transpose_kernel_fn)(const mlcc_transpose_args *args);
+
+#ifdef __cplusplus
+static_assert(offsetof(mlcc_transpose_args, dst) == 8, "transpose ABI");
+#else
+_Static_assert(offsetof(mlcc_transpose_args, dst) == 8, "transpose ABI");
+#endif
+
 /** graph.grid_sample: src the [N, C, H, W] input, grid its [N, Ho, Wo, 2]
  *  sampling points (x, y in [-1, 1]), dst the [N, C, Ho, Wo] output;
  *  shapes and modes are baked into the code. */

@@ -211,4 +211,52 @@ Status JitGenerator::finish(const std::string &what,
   return Status::success();
 }
 
+// Four rounds of shuffles (the 32-bit, 64-bit and two 128-bit interleaves),
+// renaming registers instead of moving them.
+void JitGenerator::transpose16x16(std::array<int, 16> &r, int &spare) {
+  using Xbyak::Zmm;
+  // 32-bit interleave of pixel pairs.
+  for (int k = 0; k < 8; ++k) {
+    int a = r[2 * k], b = r[2 * k + 1];
+    vunpcklps(Zmm(spare), Zmm(a), Zmm(b));
+    vunpckhps(Zmm(b), Zmm(a), Zmm(b));
+    r[2 * k] = spare;
+    spare = a;
+  }
+  // 64-bit interleave: s[m][q] lane L = channel 4L + q, pixels 4m..4m+3.
+  int s[4][4];
+  for (int m = 0; m < 4; ++m) {
+    int a0 = r[4 * m], b0 = r[4 * m + 1], a1 = r[4 * m + 2], b1 = r[4 * m + 3];
+    vunpcklpd(Zmm(spare), Zmm(a0), Zmm(a1));
+    vunpckhpd(Zmm(a1), Zmm(a0), Zmm(a1));
+    vunpcklpd(Zmm(a0), Zmm(b0), Zmm(b1));
+    vunpckhpd(Zmm(b1), Zmm(b0), Zmm(b1));
+    s[m][0] = spare;
+    s[m][1] = a1;
+    s[m][2] = a0;
+    s[m][3] = b1;
+    spare = b0;
+  }
+  // 4 x 4 transposes of 128-bit blocks: channel 4L + q gets, as its block
+  // m, block L of s[m][q].
+  for (int q = 0; q < 4; ++q) {
+    int a = s[0][q], b = s[1][q], c = s[2][q], d = s[3][q];
+    int t = spare;
+    vshuff32x4(Zmm(t), Zmm(a), Zmm(b), 0x44);
+    vshuff32x4(Zmm(b), Zmm(a), Zmm(b), 0xEE);
+    vshuff32x4(Zmm(a), Zmm(c), Zmm(d), 0x44);
+    vshuff32x4(Zmm(d), Zmm(c), Zmm(d), 0xEE);
+    vshuff32x4(Zmm(c), Zmm(t), Zmm(a), 0x88);
+    vshuff32x4(Zmm(a), Zmm(t), Zmm(a), 0xDD);
+    vshuff32x4(Zmm(t), Zmm(b), Zmm(d), 0x88);
+    vshuff32x4(Zmm(d), Zmm(b), Zmm(d), 0xDD);
+    r[q] = c;
+    r[4 + q] = a;
+    r[8 + q] = t;
+    r[12 + q] = d;
+    spare = b;
+  }
+}
+
+
 } // namespace mlcc::avx512

@@ -24,6 +24,7 @@
 #include "mlcc/Reference/Status.h"
 #include "mlcc/Reference/Tensor.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -87,6 +88,12 @@ public:
   /// use). A first generation pass uses it to choose what a second one
   /// preloads into spare registers.
   std::vector<uint32_t> constantsByUse() const;
+
+  /// Transposes the 16 x 16 block in the zmm registers numbered regs
+  /// (regs[p] lane c: row p, column c): afterwards regs[c] lane p holds row
+  /// p, column c. Renames instead of moving: `spare` is a free register,
+  /// and one again (another) afterwards.
+  void transpose16x16(std::array<int, 16> &regs, int &spare);
 
   //===--------------------------------------------------------------------===//
   // ABI

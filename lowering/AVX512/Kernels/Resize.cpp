@@ -406,7 +406,6 @@ private:
   Xbyak::Address weightOf(double w);
   void emitDoublingPass(int kind);
   void emitTransposeRow();
-  void transpose16(std::array<int, 16> &regs, int &spare);
   /// Loads the row weights of `t` unless rowWeights_ hold them (or, of
   /// two rows, hold them swapped: then swaps the taps of `t`).
   void loadRowWeights(ResizeTap &t, double held[kMaxResizeTaps]);
@@ -764,55 +763,6 @@ void ResizeKernel::emitDoublingPass(int kind) {
   ret();
 }
 
-/// Transposes the 16 x 16 block in registers regs (regs[p] lane c: pixel
-/// p, channel c) in four rounds of shuffles, renaming instead of moving:
-/// afterwards regs[c] lane p holds pixel p of channel c. `spare` is a free
-/// register, and one again (another) afterwards.
-void ResizeKernel::transpose16(std::array<int, 16> &r, int &spare) {
-  using Xbyak::Zmm;
-  // 32-bit interleave of pixel pairs.
-  for (int k = 0; k < 8; ++k) {
-    int a = r[2 * k], b = r[2 * k + 1];
-    vunpcklps(Zmm(spare), Zmm(a), Zmm(b));
-    vunpckhps(Zmm(b), Zmm(a), Zmm(b));
-    r[2 * k] = spare;
-    spare = a;
-  }
-  // 64-bit interleave: s[m][q] lane L = channel 4L + q, pixels 4m..4m+3.
-  int s[4][4];
-  for (int m = 0; m < 4; ++m) {
-    int a0 = r[4 * m], b0 = r[4 * m + 1], a1 = r[4 * m + 2], b1 = r[4 * m + 3];
-    vunpcklpd(Zmm(spare), Zmm(a0), Zmm(a1));
-    vunpckhpd(Zmm(a1), Zmm(a0), Zmm(a1));
-    vunpcklpd(Zmm(a0), Zmm(b0), Zmm(b1));
-    vunpckhpd(Zmm(b1), Zmm(b0), Zmm(b1));
-    s[m][0] = spare;
-    s[m][1] = a1;
-    s[m][2] = a0;
-    s[m][3] = b1;
-    spare = b0;
-  }
-  // 4 x 4 transposes of 128-bit blocks: channel 4L + q gets, as its block
-  // m, block L of s[m][q].
-  for (int q = 0; q < 4; ++q) {
-    int a = s[0][q], b = s[1][q], c = s[2][q], d = s[3][q];
-    int t = spare;
-    vshuff32x4(Zmm(t), Zmm(a), Zmm(b), 0x44);
-    vshuff32x4(Zmm(b), Zmm(a), Zmm(b), 0xEE);
-    vshuff32x4(Zmm(a), Zmm(c), Zmm(d), 0x44);
-    vshuff32x4(Zmm(d), Zmm(c), Zmm(d), 0xEE);
-    vshuff32x4(Zmm(c), Zmm(t), Zmm(a), 0x88);
-    vshuff32x4(Zmm(a), Zmm(t), Zmm(a), 0xDD);
-    vshuff32x4(Zmm(t), Zmm(b), Zmm(d), 0x88);
-    vshuff32x4(Zmm(d), Zmm(b), Zmm(d), 0xDD);
-    r[q] = c;
-    r[4 + q] = a;
-    r[8 + q] = t;
-    r[12 + q] = d;
-    spare = b;
-  }
-}
-
 /// NCHW16c: the input row at regRows_[0] as 16 channel rows (pitch
 /// rowPitch_) at regSlot_, 16 pixels transposed at a time.
 void ResizeKernel::emitTransposeRow() {
@@ -827,7 +777,7 @@ void ResizeKernel::emitTransposeRow() {
       vmovups(Xbyak::Zmm(regs[p]),
               ptr[regRows_[0] + static_cast<int>(kZmmBytes * (x0 + p))]);
     // Lanes of pixels past the row's end are never read.
-    transpose16(regs, spare);
+    transpose16x16(regs, spare);
     for (int c = 0; c < kBlock; ++c)
       vmovups(ptr[regSlot_ + static_cast<int>(4 * (c * rowPitch_ + x0))],
               Xbyak::Zmm(regs[c]));
