@@ -1,12 +1,15 @@
 //===- SelectTranspose.cpp - Transpose -> AVX-512 kernels -----------------===//
 //
 // graph.transpose of 4-byte elements (f32, i32, u32) with static shapes that
-// moves the input's last dim: Kernels/Transpose.h's tiled 2-D transposes.
+// moves the input's last dim: Kernels/Transpose.h's tiled 2-D transposes;
+// on several threads, chunks of the planes' rows (whole tiles), each a
+// kernel for its rows of every plane.
 // Transposes that keep the last dim (row copies), other element sizes and
 // more than three outer dims after merging go to the portable lowering.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChunkedKernelCalls.h"
 #include "KernelABI.h"
 #include "SelectionUtils.h"
 #include "Transpose.h"
@@ -14,6 +17,15 @@
 using namespace mlir;
 
 namespace mlcc::avx512 {
+
+namespace {
+
+/// Chunks of rows a split aims for: four per thread on two threads.
+constexpr int64_t kRowChunks = 8;
+/// Rows a chunk has at least, and a multiple of: whole 16-row tiles.
+constexpr int64_t kChunkRows = 16;
+
+} // namespace
 
 TargetLowering selectTranspose(Operation *op, OpLoweringContext &ctx,
                                SelectionState &) {
@@ -37,13 +49,36 @@ TargetLowering selectTranspose(Operation *op, OpLoweringContext &ctx,
   if (!planTranspose(shape, perm, spec))
     return TargetLowering::Declined;
   spec.name = nodeName(op);
-  std::vector<uint8_t> code;
-  if (ref::Status s = generateTranspose(spec, code); s.failed())
-    return TargetLowering::Declined; // strides past 2 GiB: portable
-  std::string symbol = ctx.addKernel(spec.name, std::move(code));
+  // Strides past 2 GiB: the portable lowering.
+  std::vector<uint8_t> probe;
+  if (generateTranspose(spec, probe).failed())
+    return TargetLowering::Declined;
+  auto generate = [&](int64_t rows, std::string &symbol) {
+    TransposeSpec part = spec;
+    part.rows = rows;
+    return addGeneratedKernel(op, ctx, generateTranspose, part, spec.name,
+                              symbol);
+  };
+  ChunkedKernels kernels;
+  if (!generate(spec.rows, kernels.whole))
+    return TargetLowering::Failed;
   // mlcc_transpose_args: src, dst.
-  ctx.callKernel(symbol,
-                 {ctx.address(ctx.buffer(x)), ctx.address(ctx.buffer(y))});
+  SmallVector<Value> fields{ctx.address(ctx.buffer(x)),
+                            ctx.address(ctx.buffer(y))};
+  int64_t perChunk = (spec.rows + kRowChunks - 1) / kRowChunks;
+  perChunk = (perChunk + kChunkRows - 1) / kChunkRows * kChunkRows;
+  kernels.chunks = (spec.rows + perChunk - 1) / perChunk;
+  if (ctx.oneThread() || kernels.chunks < 2) {
+    ctx.callKernel(kernels.whole, fields);
+    return TargetLowering::Lowered;
+  }
+  const int64_t last = spec.rows - (kernels.chunks - 1) * perChunk;
+  if (!generate(perChunk, kernels.chunk) ||
+      (last != perChunk && !generate(last, kernels.tail)))
+    return TargetLowering::Failed;
+  // A chunk's rows of each plane: src rows srcRowStride apart, dst columns.
+  emitChunkedKernelCalls(ctx, kernels, fields,
+                         {4 * perChunk * spec.srcRowStride, 4 * perChunk});
   return TargetLowering::Lowered;
 }
 
