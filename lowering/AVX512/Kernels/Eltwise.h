@@ -55,7 +55,7 @@ enum class EltwiseKind : uint8_t {
   Log,
   Sqrt,
   Reciprocal, // 1 / x
-  Pow,        // x^alpha, alpha one of eltwisePowExponents: std::pow's values
+  Pow,        // x^alpha (isEltwisePowExponent(alpha)): std::pow's values
   // Binary: x op rhs, or rhs op x when swapped.
   Add,
   Sub,
@@ -98,7 +98,7 @@ struct EltwiseOperand {
 /// One op of a chain, applied to the running value x.
 struct EltwiseOp {
   EltwiseKind kind = EltwiseKind::Relu;
-  float alpha = 0.01f;               // leaky_relu, elu, selu, celu, ...
+  float alpha = 0.01f; // leaky_relu, elu, ...; pow's exponent; select's value
   float beta = 0.0f;                 // hard_sigmoid's offset, selu's gamma
   float lo = -FLT_MAX, hi = FLT_MAX; // clip
   EltwiseOperand rhs;                // binary
@@ -114,7 +114,8 @@ struct EltwiseOp {
     op.alpha = alpha;
     return op;
   }
-  /// elu, selu, celu and hard_sigmoid: alpha, and beta where it has one.
+  /// elu, selu, celu, hard_sigmoid and pow: alpha, and beta where it has
+  /// one.
   static EltwiseOp withParams(EltwiseKind kind, float alpha, float beta = 0) {
     EltwiseOp op = unary(kind);
     op.alpha = alpha;

@@ -17,8 +17,8 @@
 //      the tap is outside the input, as the reference reads it), weighted
 //      and summed in f32, stored.
 // The reference sums in double: results agree within a few ulp of
-// sum |w x|. A nan or infinite coordinate makes the weights nan: nan in
-// both.
+// sum |w x|. A nan or infinite coordinate makes bilinear's weights nan:
+// nan in both; nearest reads no tap there: 0 in both.
 //
 // Register plan:
 //   rdi args   rsi the image's planes   rdx grid   r8 the image's output
