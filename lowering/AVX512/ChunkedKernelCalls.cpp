@@ -37,16 +37,7 @@ void emitChunkedKernelCalls(OpLoweringContext &ctx,
   Location loc = ctx.loc();
   emitWholeOrParallel(
       ctx, kernels.whole, fields, kernels.chunks, [&](Value i, ValueRange f) {
-        SmallVector<Value> args;
-        for (auto [field, stride] : llvm::zip(f, strideBytes)) {
-          if (stride == 0) {
-            args.push_back(field);
-            continue;
-          }
-          Value step = b.create<arith::ConstantIntOp>(loc, stride, 64);
-          args.push_back(b.create<arith::AddIOp>(
-              loc, field, b.create<arith::MulIOp>(loc, i, step)));
-        }
+        SmallVector<Value> args = offsetFields(ctx, i, f, strideBytes);
         if (kernels.tail.empty()) {
           ctx.callKernel(kernels.chunk, args);
           return;
@@ -61,6 +52,48 @@ void emitChunkedKernelCalls(OpLoweringContext &ctx,
         b.setInsertionPointToStart(&isLast.getElseRegion().front());
         ctx.callKernel(kernels.chunk, args);
       });
+}
+
+SmallVector<Value> offsetFields(OpLoweringContext &ctx, Value index,
+                                ValueRange fields,
+                                ArrayRef<int64_t> strideBytes) {
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  SmallVector<Value> args;
+  for (auto [field, stride] : llvm::zip(fields, strideBytes)) {
+    if (stride == 0) {
+      args.push_back(field);
+      continue;
+    }
+    Value step = b.create<arith::ConstantIntOp>(loc, stride, 64);
+    args.push_back(b.create<arith::AddIOp>(
+        loc, field, b.create<arith::MulIOp>(loc, index, step)));
+  }
+  return args;
+}
+
+bool emitKernelChunks(
+    OpLoweringContext &ctx, int64_t units, int64_t perChunk,
+    function_ref<bool(int64_t units, std::string &symbol)> generate,
+    ArrayRef<Value> fields, ArrayRef<int64_t> unitBytes) {
+  ChunkedKernels kernels;
+  if (!generate(units, kernels.whole))
+    return false;
+  perChunk = std::max<int64_t>(perChunk, 1);
+  kernels.chunks = (units + perChunk - 1) / perChunk;
+  if (ctx.oneThread() || kernels.chunks < 2) {
+    ctx.callKernel(kernels.whole, fields);
+    return true;
+  }
+  const int64_t last = units - (kernels.chunks - 1) * perChunk;
+  if (!generate(perChunk, kernels.chunk) ||
+      (last != perChunk && !generate(last, kernels.tail)))
+    return false;
+  SmallVector<int64_t> strides;
+  for (int64_t bytes : unitBytes)
+    strides.push_back(bytes * perChunk);
+  emitChunkedKernelCalls(ctx, kernels, fields, strides);
+  return true;
 }
 
 } // namespace mlcc::avx512

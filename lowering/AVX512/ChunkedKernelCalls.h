@@ -36,6 +36,23 @@ void emitChunkedKernelCalls(OpLoweringContext &ctx,
                             llvm::ArrayRef<mlir::Value> fields,
                             llvm::ArrayRef<int64_t> strideBytes);
 
+/// fields[i] + index * strideBytes[i] (fields[i] itself for a stride of 0),
+/// for the call of chunk `index` (an i64 value).
+llvm::SmallVector<mlir::Value> offsetFields(OpLoweringContext &ctx,
+                                            mlir::Value index,
+                                            mlir::ValueRange fields,
+                                            llvm::ArrayRef<int64_t> strideBytes);
+
+/// An op of `units` units of work, generate(k, symbol) making a kernel for
+/// k of them: the kernel for all of them, called with `fields` on one thread
+/// or when `perChunk` units take them all; else chunks of perChunk units
+/// (and a kernel for a shorter last chunk), fields[i] moved by
+/// unitBytes[i] per unit. False after a generator error.
+bool emitKernelChunks(
+    OpLoweringContext &ctx, int64_t units, int64_t perChunk,
+    llvm::function_ref<bool(int64_t units, std::string &symbol)> generate,
+    llvm::ArrayRef<mlir::Value> fields, llvm::ArrayRef<int64_t> unitBytes);
+
 } // namespace mlcc::avx512
 
 #endif // MLCC_LOWERING_AVX512_CHUNKEDKERNELCALLS_H

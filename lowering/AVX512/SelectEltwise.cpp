@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockedLayout.h"
+#include "ChunkedKernelCalls.h"
 #include "KernelABI.h"
 #include "SelectionUtils.h"
 
@@ -288,18 +289,8 @@ TargetLowering selectEltwise(Operation *op, OpLoweringContext &ctx,
     strides.back() = 0;
     ctx.parallelFor(numElements(result) / period, fields,
                     [&](Value i, ValueRange f) {
-                      SmallVector<Value> args;
-                      for (auto [field, stride] : llvm::zip(f, strides))
-                        args.push_back(
-                            stride == 0
-                                ? field
-                                : b.create<arith::AddIOp>(
-                                      ctx.loc(), field,
-                                      b.create<arith::MulIOp>(
-                                          ctx.loc(), i,
-                                          b.create<arith::ConstantIntOp>(
-                                              ctx.loc(), stride, 64))));
-                      ctx.callKernel(symbol, args);
+                      ctx.callKernel(symbol,
+                                     offsetFields(ctx, i, f, strides));
                     });
   }
 

@@ -43,24 +43,12 @@ bool callByRows(Operation *op, OpLoweringContext &ctx,
     part.rows = rows;
     return addGeneratedKernel(op, ctx, generator, part, spec.name, symbol);
   };
-  ChunkedKernels kernels;
-  if (!generate(spec.rows, kernels.whole))
-    return false;
-  if (ctx.oneThread() || spec.runTimeRows || spec.rows < 2) {
-    ctx.callKernel(kernels.whole, fields);
-    return true;
-  }
-  const int64_t perChunk = (spec.rows + kRowChunks - 1) / kRowChunks;
-  kernels.chunks = (spec.rows + perChunk - 1) / perChunk;
-  const int64_t last = spec.rows - (kernels.chunks - 1) * perChunk;
-  if (!generate(perChunk, kernels.chunk) ||
-      (last != perChunk && !generate(last, kernels.tail)))
-    return false;
-  SmallVector<int64_t> strides;
-  for (int64_t bytes : rowBytes)
-    strides.push_back(bytes * perChunk);
-  emitChunkedKernelCalls(ctx, kernels, fields, strides);
-  return true;
+  // Run-time rows: the call says how many; one kernel takes them.
+  const int64_t perChunk = spec.runTimeRows
+                               ? spec.rows
+                               : (spec.rows + kRowChunks - 1) / kRowChunks;
+  return emitKernelChunks(ctx, spec.rows, perChunk, generate, fields,
+                          rowBytes);
 }
 
 bool isLastAxis(Operation *op, Value x, int64_t fallback) {
@@ -106,9 +94,6 @@ TargetLowering selectSoftmaxAxis(Operation *op, OpLoweringContext &ctx,
     return addGeneratedKernel(op, ctx, generateSoftmax, part, spec.name,
                               symbol);
   };
-  ChunkedKernels kernels;
-  if (!generate(spec.inner, kernels.whole))
-    return TargetLowering::Failed;
   // mlcc_softmax_args: src, dst.
   SmallVector<Value> fields{ctx.address(ctx.buffer(x)),
                             ctx.address(ctx.buffer(y))};
@@ -117,16 +102,8 @@ TargetLowering selectSoftmaxAxis(Operation *op, OpLoweringContext &ctx,
       (spec.inner + kRowChunks - 1) / kRowChunks,
       (kMinAxisChunkBytes + columnBytes - 1) / columnBytes);
   perChunk = (perChunk + kVectorLanes - 1) / kVectorLanes * kVectorLanes;
-  kernels.chunks = (spec.inner + perChunk - 1) / perChunk;
-  if (ctx.oneThread() || kernels.chunks < 2) {
-    ctx.callKernel(kernels.whole, fields);
-    return TargetLowering::Lowered;
-  }
-  const int64_t last = spec.inner - (kernels.chunks - 1) * perChunk;
-  if (!generate(perChunk, kernels.chunk) ||
-      (last != perChunk && !generate(last, kernels.tail)))
+  if (!emitKernelChunks(ctx, spec.inner, perChunk, generate, fields, {4, 4}))
     return TargetLowering::Failed;
-  emitChunkedKernelCalls(ctx, kernels, fields, {4 * perChunk, 4 * perChunk});
   return TargetLowering::Lowered;
 }
 

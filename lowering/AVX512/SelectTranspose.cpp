@@ -50,8 +50,7 @@ TargetLowering selectTranspose(Operation *op, OpLoweringContext &ctx,
     return TargetLowering::Declined;
   spec.name = nodeName(op);
   // Strides past 2 GiB: the portable lowering.
-  std::vector<uint8_t> probe;
-  if (generateTranspose(spec, probe).failed())
+  if (validateTranspose(spec).failed())
     return TargetLowering::Declined;
   auto generate = [&](int64_t rows, std::string &symbol) {
     TransposeSpec part = spec;
@@ -59,26 +58,15 @@ TargetLowering selectTranspose(Operation *op, OpLoweringContext &ctx,
     return addGeneratedKernel(op, ctx, generateTranspose, part, spec.name,
                               symbol);
   };
-  ChunkedKernels kernels;
-  if (!generate(spec.rows, kernels.whole))
-    return TargetLowering::Failed;
-  // mlcc_transpose_args: src, dst.
-  SmallVector<Value> fields{ctx.address(ctx.buffer(x)),
-                            ctx.address(ctx.buffer(y))};
+  // mlcc_transpose_args: src, dst. A chunk's rows of each plane: src rows
+  // srcRowStride apart, dst columns.
   int64_t perChunk = (spec.rows + kRowChunks - 1) / kRowChunks;
   perChunk = (perChunk + kChunkRows - 1) / kChunkRows * kChunkRows;
-  kernels.chunks = (spec.rows + perChunk - 1) / perChunk;
-  if (ctx.oneThread() || kernels.chunks < 2) {
-    ctx.callKernel(kernels.whole, fields);
-    return TargetLowering::Lowered;
-  }
-  const int64_t last = spec.rows - (kernels.chunks - 1) * perChunk;
-  if (!generate(perChunk, kernels.chunk) ||
-      (last != perChunk && !generate(last, kernels.tail)))
+  if (!emitKernelChunks(
+          ctx, spec.rows, perChunk, generate,
+          {ctx.address(ctx.buffer(x)), ctx.address(ctx.buffer(y))},
+          {4 * spec.srcRowStride, 4}))
     return TargetLowering::Failed;
-  // A chunk's rows of each plane: src rows srcRowStride apart, dst columns.
-  emitChunkedKernelCalls(ctx, kernels, fields,
-                         {4 * perChunk * spec.srcRowStride, 4 * perChunk});
   return TargetLowering::Lowered;
 }
 

@@ -232,9 +232,7 @@ bool planTranspose(const std::vector<int64_t> &shape,
   return spec.outerSizes.size() <= kMaxTransposeOuterDims;
 }
 
-Status generateTranspose(const TransposeSpec &spec,
-                         std::vector<uint8_t> &code) {
-  code.clear();
+Status validateTranspose(const TransposeSpec &spec) {
   const std::string &name = spec.name;
   MLCC_CHECK(spec.outerSizes.size() <= kMaxTransposeOuterDims &&
                  spec.outerSrcStrides.size() == spec.outerSizes.size() &&
@@ -253,10 +251,17 @@ Status generateTranspose(const TransposeSpec &spec,
   for (int64_t s : strides)
     MLCC_CHECK(s >= 0 && 4 * s <= kMaxDisp, name, ": a stride of ", s,
                " elements is 2 GiB or more");
+  return Status::success();
+}
+
+Status generateTranspose(const TransposeSpec &spec,
+                         std::vector<uint8_t> &code) {
+  code.clear();
+  MLCC_RETURN_IF_ERROR(validateTranspose(spec));
   return generateInGrowingBuffer([&](std::vector<uint8_t> &buffer) {
     TransposeKernel kernel(buffer, spec);
     kernel.generate();
-    return kernel.finish(name, code);
+    return kernel.finish(spec.name, code);
   });
 }
 

@@ -47,9 +47,13 @@ struct TransposeSpec {
 bool planTranspose(const std::vector<int64_t> &shape,
                    const std::vector<int64_t> &perm, TransposeSpec &spec);
 
-/// Generates the kernel's machine code into `code`. Fails, naming
-/// spec.name, for negative sizes, more than kMaxTransposeOuterDims outer
-/// dims, or strides of 2 GiB or more.
+/// Whether the generator takes `spec`: fails, naming spec.name, for
+/// negative sizes, more than kMaxTransposeOuterDims outer dims, or strides
+/// of 2 GiB or more.
+Status validateTranspose(const TransposeSpec &spec);
+
+/// Generates the kernel's machine code into `code`. Fails as
+/// validateTranspose does.
 Status generateTranspose(const TransposeSpec &spec, std::vector<uint8_t> &code);
 
 } // namespace mlcc::avx512
