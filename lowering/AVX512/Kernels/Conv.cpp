@@ -63,6 +63,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <numeric>
+#include <type_traits>
 
 namespace mlcc::avx512 {
 
@@ -346,12 +347,18 @@ private:
   void pixelBlocks(int nb, bool masked, const TapRange &taps);
   void microkernel(int nb, bool masked, const TapRange &taps,
                    const PixelBlock &b);
-  void channelBlocks(int64_t count, int ics, int nb, int64_t khLo, int64_t khHi,
-                     const PixelBlock &b);
-  void taps(int ics, int nb, const PixelBlock &b);
+  void channelBlocks(int64_t count, int ics, int nb, bool halfLast,
+                     int64_t khLo, int64_t khHi, const PixelBlock &b);
+  void taps(int ics, int nb, bool halfLast, const PixelBlock &b);
   void epilogue(int nb, bool masked, int width);
 
   static Xbyak::Zmm acc(int i, int j, int nb) { return Xbyak::Zmm(i * nb + j); }
+  /// Whether the masked last block has at most 8 real channels: its FMAs
+  /// then take ymm halves (see taps).
+  bool halfTail(bool masked) const {
+    const int64_t rem = spec_.oc % kConvBlock;
+    return masked && rem != 0 && rem <= kConvBlock / 2;
+  }
 };
 
 template <typename Body>
@@ -370,9 +377,34 @@ void ConvKernel::stackLoop(int64_t count, int slot, Body body) {
   }
 }
 
-void ConvKernel::taps(int ics, int nb, const PixelBlock &b) {
+// With halfLast, the last channel block has at most 8 real lanes, and its
+// loads and FMAs take ymm registers, the low halves: Zen 4 runs a 512-bit
+// FMA as two 256-bit halves, so a ymm FMA costs half of a zmm one there (on
+// Intel's two 512-bit FMA units, the same). A ymm write zeroes the upper
+// lanes, which the epilogue masks off anyway.
+void ConvKernel::taps(int ics, int nb, bool halfLast, const PixelBlock &b) {
   const int width = b.width;
   const int wBase = width * nb;
+  auto half = [&](int j) { return halfLast && j == nb - 1; };
+  // acc(i, j) += w * x: x a register, or a vector in memory (or broadcast
+  // from it).
+  auto fma = [&](int i, int j, const Xbyak::Zmm &w, const auto &x) {
+    if (!half(j)) {
+      vfmadd231ps(acc(i, j, nb), w, x);
+      return;
+    }
+    const Xbyak::Ymm accHalf(acc(i, j, nb).getIdx()), wHalf(w.getIdx());
+    if constexpr (std::is_same_v<std::decay_t<decltype(x)>, Xbyak::Zmm>)
+      vfmadd231ps(accHalf, wHalf, Xbyak::Ymm(x.getIdx()));
+    else
+      vfmadd231ps(accHalf, wHalf, x);
+  };
+  auto loadWeights = [&](int j, const Xbyak::Address &w) {
+    if (half(j))
+      vmovups(Xbyak::Ymm(wBase + j), w);
+    else
+      vmovups(Xbyak::Zmm(wBase + j), w);
+  };
   int bcast = 0;
   for (int64_t x = 0; x < kw(); ++x) {
     bool any = false;
@@ -383,22 +415,21 @@ void ConvKernel::taps(int ics, int nb, const PixelBlock &b) {
     if (depthwise()) {
       // Channel c of Y reads channel c of X: whole vectors, no broadcast.
       // X's padding lanes only reach Y's, which are zeroed.
-      vmovups(Xbyak::Zmm(wBase),
-              ptr[regWKh_ + static_cast<int>(x * kBlockBytes)]);
+      loadWeights(0, ptr[regWKh_ + static_cast<int>(x * kBlockBytes)]);
       for (int i = 0; i < width; ++i) {
         if (!b.valid[i * kw() + x])
           continue;
         int64_t col =
             i * spec_.strides[1] - spec_.pads[1] + x * spec_.dilations[1];
-        vfmadd231ps(acc(i, 0, nb), Xbyak::Zmm(wBase),
-                    ptr[regSrcKh_ + static_cast<int>(col * kBlockBytes)]);
+        fma(i, 0, Xbyak::Zmm(wBase),
+            ptr[regSrcKh_ + static_cast<int>(col * kBlockBytes)]);
       }
       continue;
     }
     for (int ic = 0; ic < ics; ++ic) {
       for (int j = 0; j < nb; ++j)
-        vmovups(
-            Xbyak::Zmm(wBase + j),
+        loadWeights(
+            j,
             ptr[regWKh_ + static_cast<int>((x * kConvBlock + ic) * kBlockBytes +
                                            j * wOutBlockBytes())]);
       if (prefetchNextGroup_)
@@ -415,7 +446,7 @@ void ConvKernel::taps(int ics, int nb, const PixelBlock &b) {
             regSrcKh_ +
             static_cast<int>(col * srcPixelBytes() + ic * srcChannelBytes());
         if (nb == 1) {
-          vfmadd231ps(acc(i, 0, nb), Xbyak::Zmm(wBase), ptr_b[src]);
+          fma(i, 0, Xbyak::Zmm(wBase), ptr_b[src]);
           continue;
         }
         // Two broadcast registers alternate so that the next pixel's load
@@ -423,14 +454,15 @@ void ConvKernel::taps(int ics, int nb, const PixelBlock &b) {
         Xbyak::Zmm a(wBase + nb + bcast++ % 2);
         vbroadcastss(a, ptr[src]);
         for (int j = 0; j < nb; ++j)
-          vfmadd231ps(acc(i, j, nb), Xbyak::Zmm(wBase + j), a);
+          fma(i, j, Xbyak::Zmm(wBase + j), a);
       }
     }
   }
 }
 
-void ConvKernel::channelBlocks(int64_t count, int ics, int nb, int64_t khLo,
-                               int64_t khHi, const PixelBlock &b) {
+void ConvKernel::channelBlocks(int64_t count, int ics, int nb, bool halfLast,
+                               int64_t khLo, int64_t khHi,
+                               const PixelBlock &b) {
   if (count == 0 || ics == 0)
     return;
   const int64_t rowBytes = srcRowBytes();
@@ -448,7 +480,7 @@ void ConvKernel::channelBlocks(int64_t count, int ics, int nb, int64_t khLo,
     mov(regKhIter_, nkh);
     L(khLoop);
   }
-  taps(ics, nb, b);
+  taps(ics, nb, halfLast, b);
   if (nkh > 1) {
     add(regSrcKh_, static_cast<int>(spec_.dilations[0] * rowBytes));
     add(regWKh_, static_cast<int>(kw() * tapBytes()));
@@ -512,14 +544,15 @@ void ConvKernel::microkernel(int nb, bool masked, const TapRange &taps,
                                           srcDepthBytes())]);
     lea(regWCb_, ptr[regWGroup_ + static_cast<int>(taps.kdLo * wDepthBytes())]);
     const int64_t depthTaps = taps.kdHi - taps.kdLo;
+    const bool half = halfTail(masked);
     stackLoop(depthTaps, kDepthTapCounter, [&] {
       if (depthwise()) {
-        channelBlocks(1, 1, nb, taps.khLo, taps.khHi, b);
+        channelBlocks(1, 1, nb, half, taps.khLo, taps.khHi, b);
       } else {
-        channelBlocks(spec_.c / kConvBlock, kConvBlock, nb, taps.khLo,
+        channelBlocks(spec_.c / kConvBlock, kConvBlock, nb, half, taps.khLo,
                       taps.khHi, b);
-        channelBlocks(1, static_cast<int>(spec_.c % kConvBlock), nb, taps.khLo,
-                      taps.khHi, b);
+        channelBlocks(1, static_cast<int>(spec_.c % kConvBlock), nb, half,
+                      taps.khLo, taps.khHi, b);
       }
       // The channel blocks left regSrcCb_ past this depth's last block and
       // regWCb_ at the next depth tap's weights.
