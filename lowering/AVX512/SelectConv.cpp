@@ -119,6 +119,10 @@ LogicalResult emitGroupedConv(Operation *op, OpLoweringContext &ctx,
     part.group = 1;
     part.c = groups * cg;
     part.oc = groups * ocg;
+    // Two groups of 8 in and out (RegNet's): each half of the block on its
+    // own, instead of FMAs on the zeros between them.
+    part.pairedGroups =
+        groups == 2 && cg == kConvBlock / 2 && ocg == kConvBlock / 2;
     return addGeneratedKernel(op, ctx, generateConv, part,
                               spec.name + suffix.str(), symbol);
   };

@@ -18,7 +18,11 @@
 //
 // Depthwise (group == C == OC) uses the same loops with one channel block
 // per group and no channel reduction: each tap is one weight vector times
-// one whole input vector per pixel.
+// one whole input vector per pixel. A grouped conv runs the dense kernel on
+// chunks of groups that fill whole blocks, its weights zero between the
+// groups; a chunk of two groups of 8 channels (pairedGroups) instead keeps
+// each group's sums in a ymm accumulator of its own, so no FMA multiplies
+// those zeros, and joins the halves before the epilogue.
 //
 // Loops, outer to inner: images, output channel groups (nb blocks; the last
 // group may be narrower and masked), row classes, pixel-block classes, input
@@ -118,6 +122,11 @@ Status validate(const ConvSpec &spec) {
              "C == OC)");
   MLCC_CHECK(!spec.plainInput || spec.group == 1, name,
              ": a plain NCHW input is supported for group 1 only");
+  MLCC_CHECK(!spec.pairedGroups || (spec.group == 1 && spec.c == kConvBlock &&
+                                    spec.oc == kConvBlock && !spec.plainInput),
+             name,
+             ": paired groups need C = OC = 16 on a blocked input, not C=",
+             spec.c, " OC=", spec.oc);
   MLCC_CHECK(spec.d >= 1 && spec.depthKernel >= 1 && spec.depthStride >= 1 &&
                  spec.depthDilation >= 1 && spec.depthKernel <= 1024 &&
                  spec.depthStride <= 1024 && spec.depthDilation <= 1024,
@@ -353,6 +362,10 @@ private:
   void epilogue(int nb, bool masked, int width);
 
   static Xbyak::Zmm acc(int i, int j, int nb) { return Xbyak::Zmm(i * nb + j); }
+  /// Paired groups: the high group's accumulator of pixel i (acc(i, 0, 1)
+  /// holds the low group's), in a block of `width` pixels.
+  static Xbyak::Ymm highAcc(int i, int width) { return Xbyak::Ymm(width + i); }
+  bool paired() const { return spec_.pairedGroups; }
   /// Whether the masked last block has at most 8 real channels: its FMAs
   /// then take ymm halves (see taps).
   bool halfTail(bool masked) const {
@@ -384,7 +397,7 @@ void ConvKernel::stackLoop(int64_t count, int slot, Body body) {
 // lanes, which the epilogue masks off anyway.
 void ConvKernel::taps(int ics, int nb, bool halfLast, const PixelBlock &b) {
   const int width = b.width;
-  const int wBase = width * nb;
+  const int wBase = width * (paired() ? 2 : nb);
   auto half = [&](int j) { return halfLast && j == nb - 1; };
   // acc(i, j) += w * x: x a register, or a vector in memory (or broadcast
   // from it).
@@ -423,6 +436,28 @@ void ConvKernel::taps(int ics, int nb, bool halfLast, const PixelBlock &b) {
             i * spec_.strides[1] - spec_.pads[1] + x * spec_.dilations[1];
         fma(i, 0, Xbyak::Zmm(wBase),
             ptr[regSrcKh_ + static_cast<int>(col * kBlockBytes)]);
+      }
+      continue;
+    }
+    if (paired()) {
+      // Input channel ic feeds the outputs of its own group only: the low
+      // or high half of its weight vector, into that half's accumulators.
+      for (int ic = 0; ic < ics; ++ic) {
+        const bool high = ic >= kConvBlock / 2;
+        const Xbyak::Ymm w(wBase);
+        vmovups(
+            w,
+            ptr[regWKh_ + static_cast<int>((x * kConvBlock + ic) * kBlockBytes +
+                                           (high ? kBlockBytes / 2 : 0))]);
+        for (int i = 0; i < width; ++i) {
+          if (!b.valid[i * kw() + x])
+            continue;
+          int64_t col =
+              i * spec_.strides[1] - spec_.pads[1] + x * spec_.dilations[1];
+          vfmadd231ps(
+              high ? highAcc(i, width) : Xbyak::Ymm(acc(i, 0, 1).getIdx()), w,
+              ptr_b[regSrcKh_ + static_cast<int>(col * kBlockBytes + ic * 4)]);
+        }
       }
       continue;
     }
@@ -538,6 +573,10 @@ void ConvKernel::microkernel(int nb, bool masked, const TapRange &taps,
       Xbyak::Zmm z = acc(i, j, nb);
       vpxord(z, z, z);
     }
+  for (int i = 0; paired() && i < b.width; ++i) {
+    Xbyak::Ymm z = highAcc(i, b.width);
+    vpxord(z, z, z);
+  }
   if (!taps.empty()) {
     lea(regSrcCb_, ptr[regSrcBlock_ + static_cast<int>(
                                           taps.kdLo * spec_.depthDilation *
@@ -561,11 +600,15 @@ void ConvKernel::microkernel(int nb, bool masked, const TapRange &taps,
                                         reducedBlocks() * srcPlaneBytes()));
     });
   }
+  // The low group's sums fill the low half of each accumulator (its upper
+  // half was zeroed by the ymm writes); the high group's go above them.
+  for (int i = 0; paired() && i < b.width; ++i)
+    vinsertf32x8(acc(i, 0, 1), acc(i, 0, 1), highAcc(i, b.width), 1);
   epilogue(nb, masked, b.width);
 }
 
 void ConvKernel::pixelBlocks(int nb, bool masked, const TapRange &taps) {
-  int width = nb == 2 ? std::min(width_, 14) : width_;
+  int width = nb == 2 || paired() ? std::min(width_, 14) : width_;
   std::vector<PixelBlock> blocks;
   for (int64_t ow0 = 0; ow0 < ow_; ow0 += width) {
     PixelBlock b;
@@ -845,16 +888,18 @@ Status generateConv(const ConvSpec &spec, std::vector<uint8_t> &code) {
     if (nb == 2 && !spec.plainInput && (spec.strides[1] == 2 || pointwise))
       blocks = std::max<int64_t>(1, ow / kNarrowBlockWidth);
     else {
-      const int64_t most = nb == 2 ? 14 : kMaxBlockWidth;
+      const int64_t most = nb == 2 || spec.pairedGroups ? 14 : kMaxBlockWidth;
       blocks = (ow + most - 1) / most;
     }
     width = static_cast<int>((ow + blocks - 1) / blocks);
   }
-  const int nbWidth = nb == 2 ? std::min(width, 14) : width;
+  // Paired groups keep two (ymm) accumulators a pixel, as two blocks do.
+  const int perPixel = spec.pairedGroups ? 2 : nb;
+  const int nbWidth = perPixel == 2 ? std::min(width, 14) : width;
   int temps = 0;
   for (const EltwiseOp &op : spec.epilogue)
     temps = std::max(temps, EltwiseInjector::tempsNeeded(op));
-  MLCC_CHECK(loopRegisters(nbWidth, nb) <= kNumZmm &&
+  MLCC_CHECK(loopRegisters(nbWidth, perPixel) <= kNumZmm &&
                  nbWidth * nb + std::max(temps, spec.bias ? nb : 0) <= kNumZmm,
              spec.name, ": a block of ", nbWidth, " pixels x ", nb,
              " channel blocks needs more than ", kNumZmm, " zmm registers");

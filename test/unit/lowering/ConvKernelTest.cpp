@@ -162,6 +162,12 @@ void check(const ConvSpec &spec, size_t offset = 0) {
   const int64_t cg = spec.c / spec.group; // input channels per output
   std::vector<float> x = randomValues(spec.n * spec.c * spec.h * spec.w, 1);
   std::vector<float> w = randomValues(spec.oc * cg * kh * kw, 2);
+  // Paired groups: a dense 16 x 16 conv whose weights are zero between the
+  // two groups of 8 (the kernel never reads those).
+  for (int64_t o = 0; spec.pairedGroups && o < spec.oc; ++o)
+    for (int64_t i = 0; i < cg; ++i)
+      if (o / 8 != i / 8)
+        std::fill_n(w.begin() + (o * cg + i) * kh * kw, kh * kw, 0.0f);
   std::vector<float> bias =
       spec.bias ? randomValues(spec.oc, 3) : std::vector<float>{};
   std::vector<float> packed;
@@ -471,6 +477,37 @@ TEST_CASE("conv: batches, asymmetric pads and every block width",
   for (int64_t &p : spec.pads)
     p = 4;
   spec.bias = true;
+  check(spec);
+}
+
+// Two groups of 8 channels in and out on ymm halves: strides, pads, widths
+// past the 14 pixels a block holds, a 1x1 on two images.
+TEST_CASE("conv: paired groups of 8 channels", "[lowering][avx512][conv]") {
+  MLCC_REQUIRE_AVX512F();
+  for (int64_t stride : {1, 2})
+    for (int64_t w : {1, 9, 14, 29}) {
+      Case c;
+      c.c = 16;
+      c.oc = 16;
+      c.h = 6;
+      c.w = w;
+      c.stride = stride;
+      c.pad = 1;
+      c.bias = stride == 1;
+      c.relu = true;
+      ConvSpec spec = specOf(c);
+      spec.pairedGroups = true;
+      check(spec);
+    }
+  Case c;
+  c.c = 16;
+  c.oc = 16;
+  c.k = 1;
+  c.h = 3;
+  c.w = 20;
+  ConvSpec spec = specOf(c);
+  spec.pairedGroups = true;
+  spec.n = 2;
   check(spec);
 }
 
