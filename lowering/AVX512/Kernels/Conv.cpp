@@ -535,10 +535,9 @@ void ConvKernel::epilogue(int nb, bool masked, int width) {
   // bias has exactly OC elements: the last block's tail is masked. The chain
   // is op-major, as in the gemm: the accumulators' chains interleave.
   static_assert(kBlockBytes == kZmmBytes);
-  const Xbyak::Reg64 *bias = spec_.bias ? &regBiasGroup_ : nullptr;
+  // The bias is in the accumulators already (see microkernel).
+  const Xbyak::Reg64 *bias = nullptr;
   if (spec_.residual) {
-    injector_.blockEpilogue({}, width, nb, bias, masked, kTail_);
-    bias = nullptr;
     // The tap loops' registers are free here: regSrcKh_ = residual - dst.
     mov(regSrcKh_, qword[rsp + kResidualDelta]);
     for (int i = 0; i < width; ++i)
@@ -568,15 +567,31 @@ void ConvKernel::epilogue(int nb, bool masked, int width) {
 
 void ConvKernel::microkernel(int nb, bool masked, const TapRange &taps,
                              const PixelBlock &b) {
-  for (int i = 0; i < b.width; ++i)
-    for (int j = 0; j < nb; ++j) {
-      Xbyak::Zmm z = acc(i, j, nb);
-      vpxord(z, z, z);
-    }
-  for (int i = 0; paired() && i < b.width; ++i) {
-    Xbyak::Ymm z = highAcc(i, b.width);
-    vpxord(z, z, z);
+  // The sums start from the bias (one add per output vector fewer in the
+  // epilogue: a tenth of a depthwise 3x3's arithmetic), or from zero. bias
+  // has exactly OC elements: the last block's tail is loaded masked.
+  const int spare = b.width * (paired() ? 2 : nb);
+  for (int j = 0; j < nb; ++j) {
+    const Xbyak::Zmm start(spare);
+    if (!spec_.bias)
+      vpxord(start, start, start);
+    else if (masked && j == nb - 1)
+      vmovups(start | kTail_ | T_z, ptr[regBiasGroup_ + j * kBlockBytes]);
+    else
+      vmovups(start, ptr[regBiasGroup_ + j * kBlockBytes]);
+    for (int i = 0; i < b.width; ++i)
+      vmovaps(acc(i, j, nb), start);
   }
+  for (int i = 0; paired() && i < b.width; ++i) {
+    // The high group's bias starts its own accumulator (the low one's
+    // upper half is replaced before the epilogue).
+    Xbyak::Ymm z = highAcc(i, b.width);
+    if (spec_.bias)
+      vextractf32x8(z, acc(i, 0, 1), 1);
+    else
+      vpxord(z, z, z);
+  }
+
   if (!taps.empty()) {
     lea(regSrcCb_, ptr[regSrcBlock_ + static_cast<int>(
                                           taps.kdLo * spec_.depthDilation *
