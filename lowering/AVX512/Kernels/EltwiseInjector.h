@@ -77,6 +77,7 @@ private:
 
   void exp(const Xbyak::Zmm &x, const Xbyak::Zmm &t0, const Xbyak::Zmm &t1,
            bool clampHigh);
+  void silu(const EltwiseLane &l);
   void sigmoid(const Xbyak::Zmm &dst, const Xbyak::Zmm &src,
                const EltwiseLane &l);
   void tanh(const EltwiseLane &l);
