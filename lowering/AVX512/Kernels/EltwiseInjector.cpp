@@ -14,7 +14,7 @@
 //   sigmoid  [-87, 40]      1.8e-7 relative
 //   tanh     [-10, 10]      1.5e-7 relative
 //   erf      [-6, 6]        1.2e-7 absolute, 1.8e-7 relative
-//   gelu     [-13, 13]      4.5e-7 relative (negative tail included)
+//   gelu     [-13, 13]      4.4e-7 relative (negative tail included)
 //   silu     [-80, 40]      2.2e-7 relative
 //   elu      [-87, 1]       8.8e-8 relative (its expm1; selu and celu
 //                           scale it), near 0 too
@@ -99,17 +99,15 @@ constexpr float kErfSplit = 0.875f;
 constexpr std::array<float, 6> kErfPoly = {1.128379107e+00f, -3.761255145e-01f,
                                            1.128245518e-01f, -2.679146640e-02f,
                                            5.032186396e-03f, -6.203278899e-04f};
-// erfc(a) = exp(-a^2) R(t), t = 1 / (1 + 0.6 a), on a >= 0.5 (the form of
+// erfc(a) = exp(-a^2) R(t), t = 1 / (1 + 0.5 a), on a >= 0 (the form of
 // Abramowitz and Stegun 7.1.26, refitted to a higher degree); fit relative
-// error 2.1e-8 for a in [0.5, 10], beyond which erfc underflows.
-constexpr float kErfcP = 0.6f;
-constexpr std::array<float, 9> kErfcPoly = {
-    -1.051365689e-05f, 3.388342261e-01f, 3.343394101e-01f,
-    3.080105186e-01f,  1.949607953e-02f, 3.899312615e-01f,
-    -7.674607038e-01f, 4.890582860e-01f, -1.122163087e-01f};
-// gelu's 1 + erf(z) takes the polynomial only on (-0.5, 0.875): below -0.5,
-// 1 + z P(z^2) would cancel, and erfc is accurate from 0.5 on.
-constexpr float kGeluLowSplit = -0.5f;
+// error 3.2e-8 for a in [0, 10], beyond which erfc underflows (5.1e-8 with
+// the coefficients rounded to f32).
+constexpr float kErfcP = 0.5f;
+constexpr std::array<float, 10> kErfcPoly = {
+    -6.011313872e-06f, 2.822213769e-01f, 2.810984254e-01f, 2.497934997e-01f,
+    1.812499166e-01f,  1.707757264e-02f, 2.211911082e-01f, -4.414777756e-01f,
+    2.639031410e-01f,  -5.505130440e-02f};
 // gelu squares a clamped input: beyond |x| = 20 erfc(|x| / sqrt 2) is 0 in
 // f32 anyway, and the clamp keeps x * x and its rounding error finite.
 constexpr float kGeluClamp = 20.0f;
@@ -302,11 +300,12 @@ void EltwiseInjector::erf(const EltwiseLane &l) {
 }
 
 // gelu(x) = x q / 2 with q = 1 + erf(z), z = x / sqrt 2, computed without
-// cancellation: q = 1 + z P(z^2) for -0.5 < z < 0.875, else 2 - erfc(|z|)
-// for z > 0 and erfc(|z|) for z < 0, so the negative tail keeps its
-// relative accuracy. exp(-z^2) = exp(-x^2 / 2) takes x^2 as hi + lo (the fma
-// gives the rounding error exactly) so that the error of squaring, magnified by
-// z^2 in the exponent, does not reach the result.
+// cancellation: q = 2 - erfc(|z|) for z > 0 and erfc(|z|) for z <= 0, so
+// the negative tail keeps its relative accuracy (erfc is fitted from 0 on,
+// so near 0 q is 1 within its relative error). exp(-z^2) = exp(-x^2 / 2)
+// takes x^2 as hi + lo (the fma gives the rounding error exactly) so that
+// the error of squaring, magnified by z^2 in the exponent, does not reach
+// the result.
 void EltwiseInjector::gelu(const EltwiseLane &l) {
   const Zmm &x = l.x, &t0 = l.t[0], &t1 = l.t[1], &t2 = l.t[2], &t3 = l.t[3];
   minNan(t0, kGeluClamp, x, t1);
@@ -328,12 +327,6 @@ void EltwiseInjector::gelu(const EltwiseLane &l) {
   h_.vcmpps(l.k, t1, h_.cst(0.0f), kCmpGtOq);
   Zmm two = h_.cstReg(2.0f, t3);
   h_.vsubps(t0 | l.k, two, t0);
-  h_.vmulps(t2, t1, t1);
-  horner(t3, t2, kErfPoly);
-  h_.vfmadd213ps(t3, t1, h_.cst(1.0f)); // 1 + z P(z^2)
-  h_.vcmpps(l.k, t1, h_.cst(kErfSplit), kCmpLtOq);
-  h_.vcmpps(l.k | l.k, t1, h_.cst(kGeluLowSplit), kCmpGtOq);
-  h_.vmovaps(t0 | l.k, t3);
   // Halve q first (exactly): x * q could overflow where x q / 2 does not.
   h_.vmulps(t0, t0, h_.cst(0.5f));
   h_.vmulps(x, x, t0);
