@@ -119,10 +119,11 @@ LogicalResult emitGroupedConv(Operation *op, OpLoweringContext &ctx,
     part.group = 1;
     part.c = groups * cg;
     part.oc = groups * ocg;
-    // Two groups of 8 in and out (RegNet's): each half of the block on its
-    // own, instead of FMAs on the zeros between them.
+    // Groups of 8, 4 or 2 channels in and out (RegNet's, ResNeXt's): each
+    // half of the block on its own, without FMAs on the zeros between the
+    // halves (the only zeros for groups of 8).
     part.pairedGroups =
-        groups == 2 && cg == kConvBlock / 2 && ocg == kConvBlock / 2;
+        groups * cg == kConvBlock && cg == ocg && (kConvBlock / 2) % cg == 0;
     return addGeneratedKernel(op, ctx, generateConv, part,
                               spec.name + suffix.str(), symbol);
   };

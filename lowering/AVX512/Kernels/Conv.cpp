@@ -20,9 +20,10 @@
 // per group and no channel reduction: each tap is one weight vector times
 // one whole input vector per pixel. A grouped conv runs the dense kernel on
 // chunks of groups that fill whole blocks, its weights zero between the
-// groups; a chunk of two groups of 8 channels (pairedGroups) instead keeps
-// each group's sums in a ymm accumulator of its own, so no FMA multiplies
-// those zeros, and joins the halves before the epilogue.
+// groups; a chunk of 16 channels whose groups keep within 8 (pairedGroups)
+// instead keeps each half's sums in a ymm accumulator of its own, so no FMA
+// multiplies the zeros between the halves, and joins them before the
+// epilogue.
 //
 // Loops, outer to inner: images, output channel groups (nb blocks; the last
 // group may be narrower and masked), row classes, pixel-block classes, input
@@ -440,7 +441,7 @@ void ConvKernel::taps(int ics, int nb, bool halfLast, const PixelBlock &b) {
       continue;
     }
     if (paired()) {
-      // Input channel ic feeds the outputs of its own group only: the low
+      // Input channel ic feeds the outputs of its own half only: the low
       // or high half of its weight vector, into that half's accumulators.
       for (int ic = 0; ic < ics; ++ic) {
         const bool high = ic >= kConvBlock / 2;

@@ -76,10 +76,11 @@ struct ConvSpec {
   /// 1, or C == OC for a depthwise conv (weights from
   /// packDepthwiseConvWeights).
   int64_t group = 1;
-  /// C = OC = 16 as two groups of 8 channels (a chunk of a grouped conv
-  /// with 8 channels a group in and out, its weights block diagonal as
-  /// packGroupedConvWeights packs them): each half of the block is its own
-  /// conv on ymm halves, no FMAs on the zeros between the groups.
+  /// C = OC = 16 whose low and high 8 channels are separate convs (a chunk
+  /// of a grouped conv with 8, 4 or 2 channels a group in and out, its
+  /// weights block diagonal as packGroupedConvWeights packs them): each
+  /// half of the block runs on ymm halves, no FMAs on the zeros between the
+  /// halves.
   bool pairedGroups = false;
   /// X in plain NCHW instead of NCHW16c (group 1 only): for a stem conv on
   /// a model input with few channels, whose blocks would be mostly padding.

@@ -163,7 +163,7 @@ void check(const ConvSpec &spec, size_t offset = 0) {
   std::vector<float> x = randomValues(spec.n * spec.c * spec.h * spec.w, 1);
   std::vector<float> w = randomValues(spec.oc * cg * kh * kw, 2);
   // Paired groups: a dense 16 x 16 conv whose weights are zero between the
-  // two groups of 8 (the kernel never reads those).
+  // two halves of 8 channels (the kernel never reads those).
   for (int64_t o = 0; spec.pairedGroups && o < spec.oc; ++o)
     for (int64_t i = 0; i < cg; ++i)
       if (o / 8 != i / 8)
@@ -480,9 +480,9 @@ TEST_CASE("conv: batches, asymmetric pads and every block width",
   check(spec);
 }
 
-// Two groups of 8 channels in and out on ymm halves: strides, pads, widths
+// Two halves of 8 channels in and out on ymm halves: strides, pads, widths
 // past the 14 pixels a block holds, a 1x1 on two images.
-TEST_CASE("conv: paired groups of 8 channels", "[lowering][avx512][conv]") {
+TEST_CASE("conv: paired halves of 8 channels", "[lowering][avx512][conv]") {
   MLCC_REQUIRE_AVX512F();
   for (int64_t stride : {1, 2})
     for (int64_t w : {1, 9, 14, 29}) {
