@@ -363,8 +363,8 @@ private:
   void epilogue(int nb, bool masked, int width);
 
   static Xbyak::Zmm acc(int i, int j, int nb) { return Xbyak::Zmm(i * nb + j); }
-  /// Paired groups: the high group's accumulator of pixel i (acc(i, 0, 1)
-  /// holds the low group's), in a block of `width` pixels.
+  /// Paired halves: the high half's accumulator of pixel i (acc(i, 0, 1)
+  /// holds the low half's), in a block of `width` pixels.
   static Xbyak::Ymm highAcc(int i, int width) { return Xbyak::Ymm(width + i); }
   bool paired() const { return spec_.pairedGroups; }
   /// Whether the masked last block has at most 8 real channels: its FMAs
@@ -533,11 +533,9 @@ void ConvKernel::channelBlocks(int64_t count, int ics, int nb, bool halfLast,
 }
 
 void ConvKernel::epilogue(int nb, bool masked, int width) {
-  // bias has exactly OC elements: the last block's tail is masked. The chain
-  // is op-major, as in the gemm: the accumulators' chains interleave.
+  // The bias is in the accumulators already (see microkernel). The chain is
+  // op-major, as in the gemm: the accumulators' chains interleave.
   static_assert(kBlockBytes == kZmmBytes);
-  // The bias is in the accumulators already (see microkernel).
-  const Xbyak::Reg64 *bias = nullptr;
   if (spec_.residual) {
     // The tap loops' registers are free here: regSrcKh_ = residual - dst.
     mov(regSrcKh_, qword[rsp + kResidualDelta]);
@@ -553,7 +551,8 @@ void ConvKernel::epilogue(int nb, bool masked, int width) {
           vaddps(acc(i, j, nb), acc(i, j, nb), z);
       }
   }
-  injector_.blockEpilogue(spec_.epilogue, width, nb, bias, masked, kTail_);
+  injector_.blockEpilogue(spec_.epilogue, width, nb, /*bias=*/nullptr, masked,
+                          kTail_);
   for (int i = 0; i < width; ++i)
     for (int j = 0; j < nb; ++j) {
       // The padding lanes of Y are written as 0 (the epilogue of 0 may not
@@ -584,8 +583,8 @@ void ConvKernel::microkernel(int nb, bool masked, const TapRange &taps,
       vmovaps(acc(i, j, nb), start);
   }
   for (int i = 0; paired() && i < b.width; ++i) {
-    // The high group's bias starts its own accumulator (the low one's
-    // upper half is replaced before the epilogue).
+    // The high half's bias starts its own accumulator (the low one's upper
+    // half is replaced before the epilogue).
     Xbyak::Ymm z = highAcc(i, b.width);
     if (spec_.bias)
       vextractf32x8(z, acc(i, 0, 1), 1);
@@ -616,8 +615,8 @@ void ConvKernel::microkernel(int nb, bool masked, const TapRange &taps,
                                         reducedBlocks() * srcPlaneBytes()));
     });
   }
-  // The low group's sums fill the low half of each accumulator (its upper
-  // half was zeroed by the ymm writes); the high group's go above them.
+  // The low half's sums fill the low half of each accumulator (its upper
+  // half was zeroed by the ymm writes); the high half's go above them.
   for (int i = 0; paired() && i < b.width; ++i)
     vinsertf32x8(acc(i, 0, 1), acc(i, 0, 1), highAcc(i, b.width), 1);
   epilogue(nb, masked, b.width);
