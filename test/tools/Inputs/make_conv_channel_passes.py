@@ -22,8 +22,8 @@ import sys
 import numpy as np
 import torch
 import torch.nn.functional as F
-from model_files import save_model_with_data
-from onnx import TensorProto, helper, numpy_helper
+from model_files import add_conv_output, save_model_with_data
+from onnx import helper, numpy_helper
 
 out = sys.argv[1]
 rng = np.random.default_rng(23)
@@ -57,18 +57,8 @@ def conv(name, src, m, k, s=1, pad=0, bias=False, residual=None, relu=False):
     y_ref = fn(torch.from_numpy(x), torch.from_numpy(w),
                torch.from_numpy(b) if bias else None, stride=s,
                padding=pad).numpy()
-    if residual:
-        nodes.append(helper.make_node("Add", [y, residual], [name + "_sum"]))
-        y = name + "_sum"
-        y_ref = y_ref + inputs[residual]
-    if relu:
-        nodes.append(helper.make_node("Relu", [y], [name + "_relu"]))
-        y = name + "_relu"
-        y_ref = np.maximum(y_ref, 0)
-    nodes.append(helper.make_node("Identity", [y], [name]))
-    outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT,
-                                                 list(y_ref.shape)))
-    expected.append(np.ascontiguousarray(y_ref, dtype=np.float32))
+    add_conv_output(nodes, outputs, expected, name, y, y_ref, inputs,
+                    residual, relu)
 
 
 conv("a", "f", 40, 5, pad=2, bias=True, relu=True)

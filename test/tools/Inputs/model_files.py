@@ -24,3 +24,22 @@ def save_model_with_data(out, name, nodes, inputs, outputs, inits, expected):
         with open(os.path.join(out, f"output_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(np.asarray(v), info.name)
                     .SerializeToString())
+
+
+def add_conv_output(nodes, outputs, expected, name, y, y_ref, inputs,
+                    residual=None, relu=False):
+    """Ends conv output `name` (graph value y, PyTorch's y_ref): + the input
+    `residual` and a Relu if asked, then an Identity named `name` that the
+    graph outputs, expected to equal y_ref so treated."""
+    if residual:
+        nodes.append(helper.make_node("Add", [y, residual], [name + "_sum"]))
+        y = name + "_sum"
+        y_ref = y_ref + inputs[residual]
+    if relu:
+        nodes.append(helper.make_node("Relu", [y], [name + "_relu"]))
+        y = name + "_relu"
+        y_ref = np.maximum(y_ref, 0)
+    nodes.append(helper.make_node("Identity", [y], [name]))
+    outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                                 list(y_ref.shape)))
+    expected.append(np.ascontiguousarray(y_ref, dtype=np.float32))
