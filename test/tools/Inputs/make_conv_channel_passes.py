@@ -20,10 +20,7 @@ runs in passes over slices of its input channel blocks
 import sys
 
 import numpy as np
-import torch
-import torch.nn.functional as F
-from model_files import add_conv_output, save_model_with_data
-from onnx import helper, numpy_helper
+from model_files import ConvModel
 
 out = sys.argv[1]
 rng = np.random.default_rng(23)
@@ -35,38 +32,13 @@ inputs = {
     "l": rng.standard_normal((1, 256, 28, 28)).astype(np.float32),
     "m": rng.standard_normal((2, 250, 7, 7)).astype(np.float32),
 }
-inits, nodes, outputs, expected = [], [], [], []
+model = ConvModel(inputs, rng, weight_scale=0.05)
 
+model.conv("a", "f", 40, 5, pad=2, bias=True, relu=True)
+model.conv("b", "x", 64, 3, s=2, pad=1)
+model.conv("r", "x", 48, 3, s=2, pad=1, bias=True, residual="z", relu=True)
+model.conv("v", "d", 32, 3, pad=1, bias=True)
+model.conv("w", "l", 64, 3, s=2, pad=1, bias=True, relu=True)
+model.conv("n2", "m", 64, 3, s=2, pad=1, bias=True)
 
-def conv(name, src, m, k, s=1, pad=0, bias=False, residual=None, relu=False):
-    x = inputs[src]
-    dims = x.ndim - 2
-    w = (rng.standard_normal((m, x.shape[1]) + (k,) * dims) * 0.05).astype(
-        np.float32)
-    b = (rng.standard_normal(m) * 0.3).astype(np.float32)
-    inits.append(numpy_helper.from_array(w, name + "_w"))
-    node_inputs = [src, name + "_w"]
-    if bias:
-        inits.append(numpy_helper.from_array(b, name + "_b"))
-        node_inputs.append(name + "_b")
-    y = name + "_conv"
-    nodes.append(helper.make_node("Conv", node_inputs, [y], name=name,
-                                  kernel_shape=[k] * dims, strides=[s] * dims,
-                                  pads=[pad] * (2 * dims)))
-    fn = F.conv3d if dims == 3 else F.conv2d
-    y_ref = fn(torch.from_numpy(x), torch.from_numpy(w),
-               torch.from_numpy(b) if bias else None, stride=s,
-               padding=pad).numpy()
-    add_conv_output(nodes, outputs, expected, name, y, y_ref, inputs,
-                    residual, relu)
-
-
-conv("a", "f", 40, 5, pad=2, bias=True, relu=True)
-conv("b", "x", 64, 3, s=2, pad=1)
-conv("r", "x", 48, 3, s=2, pad=1, bias=True, residual="z", relu=True)
-conv("v", "d", 32, 3, pad=1, bias=True)
-conv("w", "l", 64, 3, s=2, pad=1, bias=True, relu=True)
-conv("n2", "m", 64, 3, s=2, pad=1, bias=True)
-
-save_model_with_data(out, "conv_passes", nodes, inputs, outputs, inits,
-                     expected)
+model.save(out, "conv_passes")

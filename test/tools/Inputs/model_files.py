@@ -26,20 +26,54 @@ def save_model_with_data(out, name, nodes, inputs, outputs, inits, expected):
                     .SerializeToString())
 
 
-def add_conv_output(nodes, outputs, expected, name, y, y_ref, inputs,
-                    residual=None, relu=False):
-    """Ends conv output `name` (graph value y, PyTorch's y_ref): + the input
-    `residual` and a Relu if asked, then an Identity named `name` that the
-    graph outputs, expected to equal y_ref so treated."""
-    if residual:
-        nodes.append(helper.make_node("Add", [y, residual], [name + "_sum"]))
-        y = name + "_sum"
-        y_ref = y_ref + inputs[residual]
-    if relu:
-        nodes.append(helper.make_node("Relu", [y], [name + "_relu"]))
-        y = name + "_relu"
-        y_ref = np.maximum(y_ref, 0)
-    nodes.append(helper.make_node("Identity", [y], [name]))
-    outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT,
-                                                 list(y_ref.shape)))
-    expected.append(np.ascontiguousarray(y_ref, dtype=np.float32))
+
+class ConvModel:
+    """Conv nodes (2-D or 3-D by their input's rank) with seeded random
+    weights and biases, constant in the model, each a graph output with the
+    output PyTorch computes; save() writes them as save_model_with_data."""
+
+    def __init__(self, inputs, rng, weight_scale):
+        self.inputs, self.rng, self.weight_scale = inputs, rng, weight_scale
+        self.inits, self.nodes, self.outputs, self.expected = [], [], [], []
+
+    def conv(self, name, src, m, k, group=1, s=1, pad=0, bias=False,
+             residual=None, relu=False):
+        """Output `name`: Conv(src) with m output channels, a k^dims kernel,
+        then + the input `residual` and a Relu if asked."""
+        import torch
+        import torch.nn.functional as F
+        x = self.inputs[src]
+        dims = x.ndim - 2
+        w = (self.rng.standard_normal((m, x.shape[1] // group) + (k,) * dims)
+             * self.weight_scale).astype(np.float32)
+        b = (self.rng.standard_normal(m) * 0.3).astype(np.float32)
+        self.inits.append(numpy_helper.from_array(w, name + "_w"))
+        node_inputs = [src, name + "_w"]
+        if bias:
+            self.inits.append(numpy_helper.from_array(b, name + "_b"))
+            node_inputs.append(name + "_b")
+        y = name + "_conv"
+        self.nodes.append(helper.make_node(
+            "Conv", node_inputs, [y], name=name, kernel_shape=[k] * dims,
+            strides=[s] * dims, pads=[pad] * (2 * dims), group=group))
+        fn = F.conv3d if dims == 3 else F.conv2d
+        y_ref = fn(torch.from_numpy(x), torch.from_numpy(w),
+                   torch.from_numpy(b) if bias else None, stride=s,
+                   padding=pad, groups=group).numpy()
+        if residual:
+            self.nodes.append(
+                helper.make_node("Add", [y, residual], [name + "_sum"]))
+            y = name + "_sum"
+            y_ref = y_ref + self.inputs[residual]
+        if relu:
+            self.nodes.append(helper.make_node("Relu", [y], [name + "_relu"]))
+            y = name + "_relu"
+            y_ref = np.maximum(y_ref, 0)
+        self.nodes.append(helper.make_node("Identity", [y], [name]))
+        self.outputs.append(helper.make_tensor_value_info(
+            name, TensorProto.FLOAT, list(y_ref.shape)))
+        self.expected.append(np.ascontiguousarray(y_ref, dtype=np.float32))
+
+    def save(self, out, name):
+        save_model_with_data(out, name, self.nodes, self.inputs, self.outputs,
+                             self.inits, self.expected)
