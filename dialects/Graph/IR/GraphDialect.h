@@ -38,6 +38,11 @@ llvm::ArrayRef<OnnxOpInfo> allOnnxOps();
 /// The activations a fused op's epilogue may apply (GraphFusedOps.td).
 llvm::ArrayRef<llvm::StringLiteral> fusedActivations();
 
+/// Whether a fused norm op (skip_layer_norm, embed_layer_norm) takes this
+/// epsilon: finite and >= 0. graph.layer_norm, ONNX's, takes any, so the
+/// fusions ask before they form one.
+bool isFusedOpEpsilon(float epsilon);
+
 /// How messages name an op: "node 'conv1' (graph.conv)" when the importer
 /// kept the node's name, else "(graph.conv)".
 std::string describeOp(mlir::Operation *op);

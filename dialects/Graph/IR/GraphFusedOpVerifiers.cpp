@@ -25,6 +25,10 @@ llvm::ArrayRef<llvm::StringLiteral> mlcc::graph::fusedActivations() {
   return kActivations;
 }
 
+bool mlcc::graph::isFusedOpEpsilon(float epsilon) {
+  return std::isfinite(epsilon) && epsilon >= 0.0f;
+}
+
 namespace {
 
 RankedTensorType ranked(Value v) {
@@ -38,7 +42,7 @@ LogicalResult checkActivation(Operation *op, StringRef activation) {
 }
 
 LogicalResult checkEpsilon(Operation *op, float epsilon) {
-  if (!std::isfinite(epsilon) || epsilon < 0.0f)
+  if (!isFusedOpEpsilon(epsilon))
     return op->emitOpError("epsilon must be finite and >= 0, got ")
            << epsilon;
   return success();

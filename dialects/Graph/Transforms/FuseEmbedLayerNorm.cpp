@@ -76,6 +76,9 @@ bool fuse(LayerNormalizationOp ln) {
       !type.getElementType().isF32() ||
       (axis && axis.getInt() != -1 && axis.getInt() != 2))
     return false;
+  std::optional<float> epsilon = fusedNormEpsilon(ln);
+  if (!epsilon)
+    return false;
 
   // Back from the layer norm: one or two constant adds, then the gather.
   SmallVector<Value> addends;
@@ -135,10 +138,7 @@ bool fuse(LayerNormalizationOp ln) {
         op->getLoc(), elementsAttrFromTensor(b.getContext(), sum));
   auto fused = b.create<EmbedLayerNormOp>(
       op->getLoc(), type, gather.getIndices(), gather.getData(), addend,
-      ln.getScale(), ln.getB(),
-      b.getF32FloatAttr(ln.getEpsilonAttr()
-                            ? ln.getEpsilonAttr().getValueAsDouble()
-                            : 1e-5));
+      ln.getScale(), ln.getB(), b.getF32FloatAttr(*epsilon));
   op->getResult(0).replaceAllUsesWith(fused.getResult());
   group.push_back(op);
   eraseGroup(group);

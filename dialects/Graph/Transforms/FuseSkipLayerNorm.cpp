@@ -45,6 +45,9 @@ bool fuse(LayerNormalizationOp ln) {
       !type.getElementType().isF32() ||
       (axis && axis.getInt() != -1 && axis.getInt() != type.getRank() - 1))
     return false;
+  std::optional<float> epsilon = fusedNormEpsilon(ln);
+  if (!epsilon)
+    return false;
   auto add = ln.getX().getDefiningOp<AddOp>();
   if (!add || !ln.getX().hasOneUse())
     return false;
@@ -54,11 +57,9 @@ bool fuse(LayerNormalizationOp ln) {
     return false;
 
   OpBuilder b(op);
-  auto fused = b.create<SkipLayerNormOp>(
-      op->getLoc(), type, x, skip, ln.getScale(), ln.getB(),
-      b.getF32FloatAttr(ln.getEpsilonAttr()
-                            ? ln.getEpsilonAttr().getValueAsDouble()
-                            : 1e-5));
+  auto fused =
+      b.create<SkipLayerNormOp>(op->getLoc(), type, x, skip, ln.getScale(),
+                                ln.getB(), b.getF32FloatAttr(*epsilon));
   op->getResult(0).replaceAllUsesWith(fused.getResult());
   eraseGroup({op, add});
   return true;

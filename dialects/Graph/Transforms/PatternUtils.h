@@ -12,6 +12,8 @@
 #include "GraphDialect.h"
 #include "mlcc/Reference/MlirBridge.h"
 
+#include <optional>
+
 namespace mlcc::graph {
 
 /// The single user of `v`, when it has exactly one use; else null.
@@ -57,6 +59,29 @@ inline bool constantF32(mlir::Value v, ref::Tensor &t) {
 inline mlir::Value constantOf(mlir::OpBuilder &b, mlir::Location loc,
                               const ref::Tensor &t) {
   return b.create<ConstantOp>(loc, elementsAttrFromTensor(b.getContext(), t));
+}
+
+/// Whether a fused norm op (skip_layer_norm, embed_layer_norm) can take the
+/// place of `ln`, whose X is ranked: graph.layer_norm also takes a scale or
+/// bias that broadcasts and any epsilon, a fused op only vectors of X's last
+/// dim (or none) and an epsilon finite and >= 0. The epsilon when it can
+/// (ONNX's default 1e-5 when `ln` has none), else nullopt.
+inline std::optional<float> fusedNormEpsilon(LayerNormalizationOp ln) {
+  int64_t dim =
+      mlir::cast<mlir::RankedTensorType>(ln.getX().getType()).getShape().back();
+  for (mlir::Value v : {mlir::Value(ln.getScale()), ln.getB()}) {
+    if (mlir::isa<mlir::NoneType>(v.getType()))
+      continue;
+    auto t = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
+    if (!t || t.getRank() != 1 || t.getDimSize(0) != dim)
+      return std::nullopt;
+  }
+  float epsilon = ln.getEpsilonAttr()
+                      ? ln.getEpsilonAttr().getValue().convertToFloat()
+                      : 1e-5f;
+  if (!isFusedOpEpsilon(epsilon))
+    return std::nullopt;
+  return epsilon;
 }
 
 /// Erases the ops of a replaced group, in whatever order they are listed:

@@ -108,3 +108,26 @@ func.func @runtime_addend(%ids: tensor<1x3xi64>, %pos: tensor<1x3x2xf32>, %table
   %y2, %m2, %s2 = graph.layer_norm %p2, %gamma, %beta : (tensor<1x3x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<1x3x2xf32>, none, none)
   return %y, %y2 : tensor<1x3x2xf32>, tensor<1x3x2xf32>
 }
+
+// -----
+
+// Must not fire: a bias of one element (graph.layer_norm broadcasts it,
+// embed_layer_norm takes vectors of the hidden size only) and a NaN
+// epsilon.
+// CHECK-LABEL: func @bias_broadcasts_or_nan_epsilon
+// CHECK-COUNT-2: graph.layer_norm
+// CHECK-NOT: graph.embed_layer_norm
+func.func @bias_broadcasts_or_nan_epsilon(%ids: tensor<2x3xi32>) -> (tensor<2x3x2xf32>, tensor<2x3x2xf32>) {
+  %none = graph.none
+  %table = graph.constant dense<1.0> : tensor<4x2xf32>
+  %pos = graph.constant dense<0.5> : tensor<3x2xf32>
+  %gamma = graph.constant dense<1.0> : tensor<2xf32>
+  %b1 = graph.constant dense<1.0> : tensor<1xf32>
+  %e = graph.gather %table, %ids : (tensor<4x2xf32>, tensor<2x3xi32>) -> tensor<2x3x2xf32>
+  %p = graph.add %e, %pos : (tensor<2x3x2xf32>, tensor<3x2xf32>) -> tensor<2x3x2xf32>
+  %y, %m, %s = graph.layer_norm %p, %gamma, %b1 : (tensor<2x3x2xf32>, tensor<2xf32>, tensor<1xf32>) -> (tensor<2x3x2xf32>, none, none)
+  %e2 = graph.gather %table, %ids : (tensor<4x2xf32>, tensor<2x3xi32>) -> tensor<2x3x2xf32>
+  %p2 = graph.add %e2, %pos : (tensor<2x3x2xf32>, tensor<3x2xf32>) -> tensor<2x3x2xf32>
+  %y2, %m2, %s2 = graph.layer_norm %p2, %gamma, %none {epsilon = 0x7FC00000 : f32} : (tensor<2x3x2xf32>, tensor<2xf32>, none) -> (tensor<2x3x2xf32>, none, none)
+  return %y, %y2 : tensor<2x3x2xf32>, tensor<2x3x2xf32>
+}

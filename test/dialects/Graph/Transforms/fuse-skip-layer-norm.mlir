@@ -75,3 +75,22 @@ func.func @not_last_axis_or_mean_used(%x: tensor<2x8xf32>, %r: tensor<2x8xf32>) 
   %y2, %m2, %s2 = graph.layer_norm %h2, %g8, %none : (tensor<2x8xf32>, tensor<8xf32>, none) -> (tensor<2x8xf32>, tensor<2x1xf32>, none)
   return %y, %y2, %m2 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// Must not fire: a scale that broadcasts over the last two axes, and a
+// negative epsilon; graph.layer_norm takes both, skip_layer_norm neither
+// (found by the mlir-input fuzzer).
+// CHECK-LABEL: func @scale_not_a_vector_or_negative_epsilon
+// CHECK-COUNT-2: graph.layer_norm
+// CHECK-NOT: graph.skip_layer_norm
+func.func @scale_not_a_vector_or_negative_epsilon(%x: tensor<2x8xf32>, %r: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %none = graph.none
+  %gamma = graph.constant dense<1.0> : tensor<2x8xf32>
+  %g8 = graph.constant dense<1.0> : tensor<8xf32>
+  %h = graph.add %x, %r : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %y, %m, %s = graph.layer_norm %h, %gamma, %none {axis = 1 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>, none) -> (tensor<2x8xf32>, none, none)
+  %h2 = graph.add %r, %x : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %y2, %m2, %s2 = graph.layer_norm %h2, %g8, %none {epsilon = -2.0e-13 : f32} : (tensor<2x8xf32>, tensor<8xf32>, none) -> (tensor<2x8xf32>, none, none)
+  return %y, %y2 : tensor<2x8xf32>, tensor<2x8xf32>
+}
