@@ -123,7 +123,10 @@ Value matchScale(Group &g, Value v, bool exactOnly) {
   } else {
     return {};
   }
-  if (!exact || g.scaled || x.getType() != v.getType() || !take(g, op))
+  // graph.attention takes a finite scale only: a NaN or an infinity (or a
+  // division by zero) stays in the graph, where it makes what ONNX says.
+  if (!exact || !std::isfinite(scale) || g.scaled ||
+      x.getType() != v.getType() || !take(g, op))
     return {};
   g.scale = scale;
   g.scaled = true;
