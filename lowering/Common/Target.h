@@ -187,12 +187,15 @@ enum class DeviceFault {
   NoBarriers,
 };
 
-/// TargetOptions::minParallelMicros by default: below about 20 us a
+/// TargetOptions::minParallelMicros by default: below a few microseconds a
 /// dispatch to the pool and the data its tensors move between the cores cost
 /// more than a second thread saves. ShuffleNetV2 x0.5 (~150 ops of 2 to
 /// 20 us) took 1.26 ms on 2 threads and 0.85 ms on 1 with every op split,
-/// 0.80 ms on 2 with this (Zen 5).
-constexpr double kDefaultMinParallelMicros = 20;
+/// 0.80 ms on 2 with 20 us (Zen 5). On a Zen 4 VM (2026-12-07, 2 threads,
+/// medians of 6 processes) 5 us against 20: ShuffleNetV2 0.80 / 0.88 ms,
+/// MnasNet 0.5 1.30 / 1.67, MobileNetV2 3.43 / 3.52, EfficientNet-B0
+/// 3.05 / 3.15, ConvNeXt-tiny 11.9 / 12.4; 0 us again the slowest.
+constexpr double kDefaultMinParallelMicros = 5;
 
 /// What `mlcc compile` says about the target beyond its name.
 struct TargetOptions {
