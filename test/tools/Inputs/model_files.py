@@ -26,7 +26,6 @@ def save_model_with_data(out, name, nodes, inputs, outputs, inits, expected):
                     .SerializeToString())
 
 
-
 class ConvModel:
     """Conv nodes (2-D or 3-D by their input's rank) with seeded random
     weights and biases, constant in the model, each a graph output with the
