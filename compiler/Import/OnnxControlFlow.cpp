@@ -11,6 +11,8 @@
 
 #include "GraphDialect.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 using namespace mlir;
 
 namespace mlcc::onnximport {
@@ -53,6 +55,24 @@ Type stackedType(Type element, int64_t n) {
   SmallVector<int64_t> dims{n};
   dims.append(t.getShape().begin(), t.getShape().end());
   return RankedTensorType::get(dims, t.getElementType());
+}
+
+/// Empty when every loop-carried value the body yields has its initial
+/// value's type (as graph.for and graph.while require; a shape may be less
+/// known on one side); else what differs, for the node's error.
+std::string carriedTypeMismatch(ValueRange init, ValueRange yielded) {
+  for (size_t i = 0; i < init.size(); ++i) {
+    Type from = init[i].getType(), to = yielded[i].getType();
+    if (getElementTypeOrSelf(from) == getElementTypeOrSelf(to) &&
+        succeeded(verifyCompatibleShape(from, to)))
+      continue;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "loop-carried value " << i << " starts as " << from
+       << " but the body yields " << to;
+    return text;
+  }
+  return {};
 }
 
 } // namespace
@@ -229,6 +249,12 @@ bool GraphImporter::importLoop(const onnx::NodeProto &node, NameScope &scope) {
         v = b.create<graph::ReshapeOp>(loc, i1, v, constI64({}), IntegerAttr())
                 .getResult();
       yielded.push_back(v);
+    }
+    std::string mismatch =
+        carriedTypeMismatch(init, ValueRange(yielded).slice(2, numCarried));
+    if (!mismatch.empty()) {
+      nodeError(node, mismatch);
+      return false;
     }
     b.create<graph::YieldOp>(loc, yielded);
   }
@@ -451,6 +477,12 @@ Operation *GraphImporter::buildScanLoop(const onnx::NodeProto &node,
         return nullptr;
       }
       yielded.push_back(v);
+    }
+    std::string mismatch =
+        carriedTypeMismatch(init, ValueRange(yielded).take_front(numState));
+    if (!mismatch.empty()) {
+      nodeError(node, mismatch);
+      return nullptr;
     }
     b.create<graph::YieldOp>(loc, yielded);
   }
