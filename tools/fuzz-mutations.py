@@ -1,20 +1,22 @@
 #!/usr/bin/python3
-"""Runs every single-token mutation of the mlir-input fuzz seeds once.
+"""Runs every single mutation of a fuzz target's seeds through it once.
 
-    tools/fuzz-mutations.py [BUILD_DIR]     (default build-sanitize)
+    tools/fuzz-mutations.py [--target mlir-input|onnx-import] [BUILD_DIR]
+                                     (default mlir-input, build-sanitize)
 
 libFuzzer mutates bytes at random and may take millions of runs to turn a
-test's `epsilon = 1e-12` into a negative one, or a scale into NaN; this
-tries each such change to each seed (the repository's .mlir files under
-test/ and samples/) deterministically: every integer replaced by 0, 1, 2,
-3, -1, itself +-1 and doubled; every float by 0, -0, -1, 1e30, NaN and
-infinity; every element type by the others; every static dim by `?` and
-each `?` by 1; every quoted string by others the seeds use; every unary
-or binary elementwise op by another of its kind. Each input that makes
-the fuzz target fail (a finding, a sanitizer report) is kept in
-BUILD_DIR/fuzz/mutations/findings/ and the run goes on; the exit status
-is 1 when there was any. On a Zen 4 (one process) it took 10 minutes
-(181,934 inputs). Fix what it finds and keep each in test/fuzz/regressions/.
+test's `epsilon = 1e-12` into a negative one, a scale into NaN, or an
+If's condition into a float; this tries each such change to each seed
+deterministically: for mlir-input, every single-token change of the
+repository's .mlir files (tools/fuzz_mlir_mutations.py); for onnx-import,
+every single structural change of the node tests' and the project's
+small models (attributes, inputs, outputs, op types, element types,
+shapes, initializers, opsets: tools/fuzz_onnx_mutations.py). Each input
+that makes the fuzz target fail (a finding, a sanitizer report) is kept in
+BUILD_DIR/fuzz/mutations/TARGET/findings/ and the run goes on; the exit
+status is 1 when there was any. On a Zen 4, one process: mlir-input
+181,934 inputs in 10 minutes, onnx-import 213,508 in 15. Fix what it
+finds and keep each in test/fuzz/regressions/TARGET/.
 """
 import hashlib
 import os
@@ -23,83 +25,43 @@ import shutil
 import subprocess
 import sys
 
+import fuzz_mlir_mutations
+import fuzz_onnx_mutations
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MAX_BYTES = 16000  # below the fuzz target's kMaxInputBytes
-
-INTS = lambda v: {0, 1, 2, 3, -1, v + 1, v - 1, 2 * v} - {v}
-FLOATS = ('0.0', '-0.0', '-1.0', '1.0E+30', '0x7FC00000', '0x7F800000')
-TYPES = ('f32', 'f16', 'i64', 'i32', 'i1')
-UNARY = ('relu', 'sigmoid', 'tanh', 'exp', 'neg', 'abs', 'sqrt', 'erf',
-         'identity')
-BINARY = ('add', 'sub', 'mul', 'div', 'pow', 'max', 'min')
+TARGETS = {'mlir-input': fuzz_mlir_mutations.mutations,
+           'onnx-import': fuzz_onnx_mutations.mutations}
+BATCH = 5000  # inputs on disk at a time: the ONNX ones take up to 256 KiB
 
 
-def seeds():
-    for top in ('test', 'samples'):
-        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
-            for name in sorted(files):
-                path = os.path.join(dirpath, name)
-                if name.endswith('.mlir') and os.path.getsize(path) <= MAX_BYTES:
-                    yield open(path, errors='replace').read()
+def batches(mutations):
+    """Lists of distinct inputs, BATCH at a time."""
+    seen, batch = set(), []
+    for data in mutations:
+        name = hashlib.sha1(data).hexdigest()
+        if name not in seen:
+            seen.add(name)
+            batch.append((name, data))
+        if len(batch) == BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
-def replacements(text, strings):
-    """(start, end, new) for every single-token change of `text`."""
-    for m in re.finditer(r'-?\d+', text):
-        for w in INTS(int(m.group())):
-            yield m.start(), m.end(), str(w)
-    for m in re.finditer(r'-?\d+\.\d*(E[-+]?\d+)?|0x[0-9A-F]{8}', text):
-        for w in FLOATS:
-            yield m.start(), m.end(), w
-    for m in re.finditer(r'\b(f32|f16|i64|i32|i8|i1)\b', text):
-        for w in TYPES:
-            yield m.start(), m.end(), w
-    for m in re.finditer(r'(?<=[<x])(\d+|\?)(?=x)', text):
-        yield m.start(), m.end(), '1' if m.group() == '?' else '?'
-    for m in re.finditer(r'"[a-z_0-9]{1,20}"', text):
-        for w in strings:
-            yield m.start(), m.end(), w
-    for m in re.finditer(r'graph\.([a-z_]+)', text):
-        kind = m.group(1)
-        for w in UNARY if kind in UNARY else BINARY if kind in BINARY else ():
-            yield m.start(1), m.end(1), w
-
-
-def write_mutations(folder):
-    texts = list(seeds())
-    found = sorted({s for t in texts for s in re.findall(r'"[a-z_0-9]{1,20}"', t)})
-    strings = found[::max(1, len(found) // 12)]
-    count = 0
-    for text in texts:
-        for start, end, new in replacements(text, strings):
-            mutated = text[:start] + new + text[end:]
-            if mutated == text or len(mutated) > MAX_BYTES:
-                continue
-            name = hashlib.sha1(mutated.encode()).hexdigest()
-            with open(os.path.join(folder, name), 'w') as f:
-                f.write(mutated)
-            count += 1
-    return len(os.listdir(folder)), count
-
-
-def main():
-    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
-                            os.path.join(ROOT, 'build-sanitize'))
-    target = os.path.join(build, 'bin', 'mlcc-fuzz-mlir-input')
-    if not os.access(target, os.X_OK):
-        sys.exit(f'fuzz-mutations: no {target} (tools/build.sh --sanitize)')
-    work = os.path.join(build, 'fuzz', 'mutations')
+def run_batch(target, batch, work):
+    """Runs the inputs of `batch` through `target` once each, moving each
+    that fails into work/findings; returns how many did."""
     inputs, artifacts, findings = (os.path.join(work, d)
                                    for d in ('inputs', 'artifacts', 'findings'))
-    for d in (inputs, findings):
-        shutil.rmtree(d, ignore_errors=True)
-    for d in (inputs, artifacts, findings):
-        os.makedirs(d, exist_ok=True)
-    unique, total = write_mutations(inputs)
-    print(f'fuzz-mutations: {unique} distinct inputs ({total} mutations)')
-
+    shutil.rmtree(inputs, ignore_errors=True)
+    os.makedirs(inputs)
+    for name, data in batch:
+        with open(os.path.join(inputs, name), 'wb') as f:
+            f.write(data)
     env = dict(os.environ, ASAN_OPTIONS='detect_leaks=0:allocator_may_return_null=1')
     log = os.path.join(work, 'run.log')
+    failed = 0
     # libFuzzer stops at the first failing input: move it out, run again.
     while True:
         for f in os.listdir(artifacts):
@@ -110,7 +72,7 @@ def main():
                  f'-artifact_prefix={artifacts}/', inputs],
                 stdout=out, stderr=subprocess.STDOUT, env=env)
         if status == 0:
-            break
+            return failed
         crashes = os.listdir(artifacts)
         name = crashes[0].split('-', 1)[1] if crashes else ''
         if not os.path.exists(os.path.join(inputs, name)):
@@ -119,10 +81,34 @@ def main():
         what = next((l.strip() for l in open(log, errors='replace')
                      if 'finding:' in l or 'ERROR:' in l), f'exit {status}')
         shutil.move(os.path.join(inputs, name), os.path.join(findings, name))
-        print(f'fuzz-mutations: {findings}/{name}: {what}')
-    kept = os.listdir(findings)
-    print(f'fuzz-mutations: {len(kept)} failing inputs in {findings}')
-    sys.exit(1 if kept else 0)
+        print(f'fuzz-mutations: {findings}/{name}: {what}', flush=True)
+        failed += 1
+
+
+def main():
+    args = sys.argv[1:]
+    name = 'mlir-input'
+    if args[:1] == ['--target']:
+        name, args = args[1], args[2:]
+    if name not in TARGETS:
+        sys.exit(f'fuzz-mutations: no target {name} (one of {", ".join(TARGETS)})')
+    build = os.path.abspath(args[0] if args else os.path.join(ROOT, 'build-sanitize'))
+    target = os.path.join(build, 'bin', f'mlcc-fuzz-{name}')
+    if not os.access(target, os.X_OK):
+        sys.exit(f'fuzz-mutations: no {target} (tools/build.sh --sanitize)')
+    work = os.path.join(build, 'fuzz', 'mutations', name)
+    findings = os.path.join(work, 'findings')
+    shutil.rmtree(findings, ignore_errors=True)
+    for d in ('artifacts', 'findings'):
+        os.makedirs(os.path.join(work, d), exist_ok=True)
+    total = failed = 0
+    for batch in batches(TARGETS[name]()):
+        failed += run_batch(target, batch, work)
+        total += len(batch)
+        print(f'fuzz-mutations: {total} inputs, {failed} failing', flush=True)
+    shutil.rmtree(os.path.join(work, 'inputs'), ignore_errors=True)
+    print(f'fuzz-mutations: {failed} failing inputs of {total} in {findings}')
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == '__main__':

@@ -76,6 +76,12 @@ public:
   mlir::Value constI64(llvm::ArrayRef<int64_t> values, bool scalar = false);
   mlir::Value constant(const ref::Tensor &tensor);
   mlir::Location locOf(const onnx::NodeProto &node);
+  /// `v` (If's condition, Loop's trip count or condition) as the scalar of
+  /// `element` the region ops take, ONNX allowing any one-element tensor of
+  /// it; null, with the node's error naming `what`, when `v` has another
+  /// element type or a static element count other than one.
+  mlir::Value controlScalar(const onnx::NodeProto &node, mlir::Value v,
+                            mlir::Type element, const char *what);
 
   /// Creates graph.<mnemonic> with the given operands and attributes; result
   /// types come from the op's shape helper, else from `hints` (ONNX

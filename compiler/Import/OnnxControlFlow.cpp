@@ -77,6 +77,27 @@ std::string carriedTypeMismatch(ValueRange init, ValueRange yielded) {
 
 } // namespace
 
+Value GraphImporter::controlScalar(const onnx::NodeProto &node, Value v,
+                                   Type element, const char *what) {
+  auto type = cast<TensorType>(v.getType());
+  if (type.getElementType() != element ||
+      (type.hasStaticShape() && type.getNumElements() != 1)) {
+    std::string shown;
+    llvm::raw_string_ostream os(shown);
+    os << "the " << what << " must hold one "
+       << (element.isInteger(1) ? "bool" : "int64") << ", it is " << type;
+    nodeError(node, os.str());
+    return {};
+  }
+  RankedTensorType scalar = scalarOf(element);
+  if (type == scalar)
+    return v;
+  return builder()
+      .create<graph::ReshapeOp>(locOf(node), scalar, v, constI64({}),
+                                IntegerAttr())
+      .getResult();
+}
+
 bool GraphImporter::importIf(const onnx::NodeProto &node, NameScope &scope) {
   const onnx::GraphProto *thenG = graphAttr(node, "then_branch");
   const onnx::GraphProto *elseG = graphAttr(node, "else_branch");
@@ -89,6 +110,9 @@ bool GraphImporter::importIf(const onnx::NodeProto &node, NameScope &scope) {
     nodeError(node, "condition '" + node.input(0) + "' is not defined");
     return false;
   }
+  cond = controlScalar(node, cond, builder().getI1Type(), "condition");
+  if (!cond)
+    return false;
   OpBuilder::InsertPoint outer = builder().saveInsertionPoint();
   Location loc = locOf(node);
 
@@ -194,10 +218,11 @@ bool GraphImporter::importLoop(const onnx::NodeProto &node, NameScope &scope) {
   }
   if (!cond)
     cond = constant(ref::Tensor::fromVector<int>(ref::DType::Bool, {}, {1}));
-  if (tripCount && tripCount.getType() != i64)
-    tripCount = b.create<graph::ReshapeOp>(loc, i64, tripCount, constI64({}),
-                                           IntegerAttr())
-                    .getResult();
+  cond = controlScalar(node, cond, b.getI1Type(), "condition");
+  if (tripCount)
+    tripCount = controlScalar(node, tripCount, b.getI64Type(), "trip count");
+  if (!cond || (node.input(0).size() && !tripCount))
+    return false;
 
   // graph.while over (iter, cond, v...): runs while cond && iter < M.
   SmallVector<Value> whileInit{constI64({0}, /*scalar=*/true), cond};
@@ -205,11 +230,6 @@ bool GraphImporter::importLoop(const onnx::NodeProto &node, NameScope &scope) {
   SmallVector<Type> carriedTypes;
   for (Value v : whileInit)
     carriedTypes.push_back(v.getType());
-  carriedTypes[1] = i1;
-  if (whileInit[1].getType() != i1)
-    whileInit[1] = b.create<graph::ReshapeOp>(loc, i1, whileInit[1],
-                                              constI64({}), IntegerAttr())
-                       .getResult();
 
   auto condBlock = std::make_unique<Block>();
   auto bodyBlock = std::make_unique<Block>();
@@ -245,9 +265,9 @@ bool GraphImporter::importLoop(const onnx::NodeProto &node, NameScope &scope) {
                             "' is not defined");
         return false;
       }
-      if (i == 0 && v.getType() != i1)
-        v = b.create<graph::ReshapeOp>(loc, i1, v, constI64({}), IntegerAttr())
-                .getResult();
+      if (i == 0 && !(v = controlScalar(node, v, b.getI1Type(),
+                                        "condition the body yields")))
+        return false;
       yielded.push_back(v);
     }
     std::string mismatch =

@@ -297,7 +297,8 @@ int64_t Tensor::getInt(int64_t i) const {
   case DType::I8: return data<int8_t>()[i];
   case DType::U8: return data<uint8_t>()[i];
   case DType::Bool: return data<bool>()[i];
-  default: return static_cast<int64_t>(getDouble(i));
+  default:
+    return toIntSaturating<int64_t>(getDouble(i));
   }
 }
 

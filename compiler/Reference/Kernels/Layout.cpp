@@ -154,9 +154,8 @@ Status inferExpand(const Attrs &, const std::vector<ValueInfo> &in,
     MLCC_CHECK(s.ok(), "expand: ", s.message());
     return Status::success();
   }
-  int64_t len = operandLength(in[1]);
-  MLCC_CHECK(len != kDynamic,
-             "expand: shape of unknown length leaves the rank unknown");
+  int64_t len = 0;
+  MLCC_RETURN_IF_ERROR(rankOperandLength("expand", "shape", in[1], len));
   // A target dim is 1 or equal to the input dim, so input dims other than
   // 1 survive whatever the target holds.
   size_t rank = std::max<size_t>(src.size(), len);

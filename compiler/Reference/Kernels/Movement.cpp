@@ -203,6 +203,18 @@ Status resolveSlice(const std::vector<ValueInfo> &in, SliceDims &sd) {
   std::vector<int64_t> starts, ends, axes, steps;
   const ValueInfo *axesIn = optionalInput(in, 3);
   const ValueInfo *stepsIn = optionalInput(in, 4);
+  // One start, end, axis and step per sliced axis, each axis at most once,
+  // whether their values are known or not (the kernels loop over them).
+  int64_t length = kDynamic;
+  for (const ValueInfo *v : {&in[1], &in[2], axesIn, stepsIn}) {
+    int64_t len = v ? operandLength(*v) : kDynamic;
+    MLCC_CHECK(len == kDynamic || length == kDynamic || len == length,
+               "slice: starts, ends, axes and steps of different lengths (",
+               length, " and ", len, ")");
+    length = len == kDynamic ? length : len;
+  }
+  MLCC_CHECK(length == kDynamic || length <= rank, "slice: ", length,
+             " starts for rank ", rank);
   bool known = constInts(in[1], starts) && constInts(in[2], ends) &&
                (!axesIn || constInts(*axesIn, axes)) &&
                (!stepsIn || constInts(*stepsIn, steps));
@@ -220,15 +232,11 @@ Status resolveSlice(const std::vector<ValueInfo> &in, SliceDims &sd) {
     return Status::success();
   }
   size_t n = starts.size();
-  MLCC_CHECK(ends.size() == n, "slice: ", n, " starts but ", ends.size(),
-             " ends");
   if (!axesIn)
     for (size_t i = 0; i < n; ++i)
       axes.push_back(static_cast<int64_t>(i));
   if (!stepsIn)
     steps.assign(n, 1);
-  MLCC_CHECK(axes.size() == n && steps.size() == n, "slice: ", n,
-             " starts but ", axes.size(), " axes and ", steps.size(), " steps");
   std::vector<bool> seen(rank, false);
   for (size_t i = 0; i < n; ++i) {
     int64_t axis = 0;

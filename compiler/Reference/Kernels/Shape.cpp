@@ -59,10 +59,8 @@ Status inferReshape(const Attrs &attrs, const std::vector<ValueInfo> &in,
   std::vector<int64_t> target;
   if (!constInts(in[1], target)) {
     // Target unknown: only its length, hence the rank, may be known.
-    int64_t len = operandLength(in[1]);
-    MLCC_CHECK(len != kDynamic,
-               "reshape: the shape operand has unknown length, so the "
-               "output rank is unknown");
+    int64_t len = 0;
+    MLCC_RETURN_IF_ERROR(rankOperandLength("reshape", "shape", in[1], len));
     out[0].shape.assign(len, kDynamic);
     return Status::success();
   }
@@ -187,9 +185,8 @@ Status inferUnsqueeze(const Attrs &, const std::vector<ValueInfo> &in,
   out[0].dtype = in[0].dtype;
   std::vector<int64_t> axes;
   if (!constInts(in[1], axes)) {
-    int64_t len = operandLength(in[1]);
-    MLCC_CHECK(len != kDynamic,
-               "unsqueeze: axes of unknown length leave the rank unknown");
+    int64_t len = 0;
+    MLCC_RETURN_IF_ERROR(rankOperandLength("unsqueeze", "axes", in[1], len));
     out[0].shape.assign(src.size() + len, kDynamic);
     return Status::success();
   }
@@ -284,9 +281,9 @@ Status inferConstantOfShape(const Attrs &attrs,
   out[0].dtype = value.present() ? value.dtype() : DType::F32;
   std::vector<int64_t> dims;
   if (!constInts(in[0], dims)) {
-    int64_t len = operandLength(in[0]);
-    MLCC_CHECK(len != kDynamic, "constant_of_shape: input of unknown length "
-                                "leaves the rank unknown");
+    int64_t len = 0;
+    MLCC_RETURN_IF_ERROR(
+        rankOperandLength("constant_of_shape", "shape", in[0], len));
     out[0].shape.assign(len, kDynamic);
     return Status::success();
   }

@@ -54,6 +54,25 @@ inline int64_t operandLength(const ValueInfo &v) {
   return v.rank() == 1 ? v.shape[0] : kDynamic;
 }
 
+/// The most dims a result whose rank comes from an operand's length (Reshape's
+/// shape, Unsqueeze's axes...) may have; numpy's limit too. Past it the
+/// operand is a mistake, not a shape, and the rank alone would not fit in
+/// memory.
+constexpr int64_t kMaxRank = 64;
+
+/// The length of `v`, a 1-D operand of `op` whose values are unknown and
+/// whose length sets the result's rank: it must be known and at most
+/// kMaxRank.
+inline Status rankOperandLength(const char *op, const char *what,
+                                const ValueInfo &v, int64_t &len) {
+  len = operandLength(v);
+  MLCC_CHECK(len != kDynamic, op, ": the ", what,
+             " operand has unknown length, so the result's rank is unknown");
+  MLCC_CHECK(len <= kMaxRank, op, ": the ", what, " operand has ", len,
+             " elements, for a result of more than ", kMaxRank, " dims");
+  return Status::success();
+}
+
 inline bool isIntegerType(DType t) {
   return isSignedInt(t) || isUnsignedInt(t);
 }

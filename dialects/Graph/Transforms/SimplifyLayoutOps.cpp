@@ -22,6 +22,8 @@
 
 #include "GraphDialect.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 namespace mlcc::graph {
 #define GEN_PASS_DEF_SIMPLIFYLAYOUTOPS
 #include "Passes.h.inc"
@@ -101,15 +103,21 @@ SmallVector<Operation *> producersOf(Operation *op) {
   return ops;
 }
 
-/// Erases `op` when nothing uses it, then so its producers (the shape
-/// constant of a reshape the pass made and merged again, say).
-void eraseIfDead(Operation *op) {
-  if (!op->use_empty())
-    return;
-  SmallVector<Operation *> producers = producersOf(op);
-  op->erase();
-  for (Operation *p : producers)
-    eraseIfDead(p);
+/// Erases those of `ops` that nothing uses, then so their producers left
+/// without users (the shape constant of a reshape the pass made and merged
+/// again, say). An op may be reached on several paths (a producer feeding
+/// two of them), so each is erased once and not looked at after.
+void eraseIfDead(ArrayRef<Operation *> ops) {
+  SmallVector<Operation *> worklist(ops.begin(), ops.end());
+  DenseSet<Operation *> erased;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (erased.contains(op) || !op->use_empty())
+      continue;
+    worklist.append(producersOf(op));
+    erased.insert(op);
+    op->erase();
+  }
 }
 
 /// Replaces `op`'s single result by `v` and erases `op`, then those of
@@ -118,8 +126,7 @@ void replaceAndErase(Operation *op, Value v,
                      ArrayRef<Operation *> producers = {}) {
   op->getResult(0).replaceAllUsesWith(v);
   op->erase();
-  for (Operation *p : producers)
-    eraseIfDead(p);
+  eraseIfDead(producers);
 }
 
 /// A static, non-empty ranked type.

@@ -47,6 +47,22 @@ save("range_huge", [helper.make_node("Range", ["a", "b", "d"], ["r"], name="rang
                  numpy_helper.from_array(np.asarray(1, np.int64), "d")])
 save("reshape_overflow", [helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
      [helper.make_tensor_value_info("x", f, [4])], [y], [i64("s", [1 << 62, 1 << 62, -1])])
+# Shape operands of unknown values whose length, the result's rank, is 2^40
+# (the importer allocated a vector of 2^40 dims for the result's type).
+s_huge = helper.make_tensor_value_info("s", TensorProto.INT64, [1 << 40])
+save("reshape_rank_huge", [helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+     [x1, s_huge], [y])
+save("unsqueeze_rank_huge", [helper.make_node("Unsqueeze", ["x", "s"], ["y"], name="unsqueeze")],
+     [x1, s_huge], [y])
+save("expand_rank_huge", [helper.make_node("Expand", ["x", "s"], ["y"], name="expand")],
+     [x1, s_huge], [y])
+# Slice's starts of unknown values, 2^40 of them for 2 ends (compiling it
+# looped over the 2^40 before).
+save("slice_starts_huge",
+     [helper.make_node("Slice", ["x", "s", "e"], ["y"], name="slice")], [x1, s_huge], [y],
+     [i64("e", [1, 1])])
+save("constant_of_shape_rank_huge",
+     [helper.make_node("ConstantOfShape", ["s"], ["y"], name="fill")], [s_huge], [y])
 save("input_negative", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
      [helper.make_tensor_value_info("x", f, [-3])], [y])
 # limit - start overflows.

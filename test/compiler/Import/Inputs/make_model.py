@@ -116,6 +116,38 @@ def legacy_wrong_kinds():
         [vi("x", F, [2, 3])], [vi("y", F, None)], opset=9)
 
 
+def if_condition(cond_type, cond_shape):
+    # If takes one bool; the region op a scalar (found by the onnx-import
+    # fuzzer: a module that did not verify).
+    then_g = helper.make_graph([helper.make_node("Neg", ["x"], ["t"])], "then", [], [vi("t", F, [2])])
+    else_g = helper.make_graph([helper.make_node("Abs", ["x"], ["e"])], "else", [], [vi("e", F, [2])])
+    return model(
+        [helper.make_node("If", ["c"], ["y"], name="if1", then_branch=then_g, else_branch=else_g)],
+        [vi("c", cond_type, cond_shape), vi("x", F, [2])], [vi("y", F, [2])])
+
+
+def if_float_condition():
+    return if_condition(F, [])
+
+
+def if_two_conditions():
+    return if_condition(B, [2])
+
+
+def if_one_element_condition():
+    return if_condition(B, [1, 1])
+
+
+def loop_float_trip_count():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Neg", ["v_in"], ["v_out"])], "body",
+        [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [2])],
+        [vi("c_out", B, []), vi("v_out", F, [2])])
+    return model([helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1", body=body)],
+                 [vi("m", F, []), vi("x", F, [2])], [vi("y", F, [2])])
+
+
 def external_data():
     m = conv_relu()
     path = os.path.dirname(os.path.abspath(sys.argv[2]))
@@ -127,7 +159,8 @@ def external_data():
 CASES = {f.__name__: f for f in [conv_relu, symbolic_reshape, unknown_ops, missing_input,
                                  legacy_slice, if_capture, external_data, gelu_opset20,
                                  nested_if_20, nested_if_300, concat_without_axis,
-                                 legacy_wrong_kinds]}
+                                 legacy_wrong_kinds, if_float_condition, if_two_conditions,
+                                 if_one_element_condition, loop_float_trip_count]}
 
 if __name__ == "__main__":
     m = CASES[sys.argv[1]]()
