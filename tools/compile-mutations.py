@@ -2,13 +2,14 @@
 """Compiles single structural mutations of ONNX models for avx512.
 
     tools/compile-mutations.py [--seeds onnx|mlir] [--every N] [--jobs J]
-                               [BUILD_DIR]     (default onnx, 8, the cores, build)
+                               [--skip K] [BUILD_DIR]
+                               (default onnx, 8, the cores, 0, build)
 
 The fuzz targets stop after the simplify pipeline; a user's `mlcc compile`
 goes on through the fusions, the kernels and the object writer. This runs
 `mlcc compile --target avx512` on every N-th of the mutations
 tools/fuzz-mutations.py makes (of the ONNX models, or of the .mlir
-files), J at a time. Each must end in an object or in an error: a crash (a
+files), J at a time, after the first K of those (to go on with a run). Each must end in an object or in an error: a crash (a
 signal), an exit status other than 0 and 1, an exit 1 without an
 `mlcc: error:` line, an "internal error", an exit 0 without the object,
 or a minute without an end is a finding, kept with its output in
@@ -61,11 +62,12 @@ def verdict(mlcc, data, suffix):
 
 
 def main():
-    args, options = sys.argv[1:], {'--seeds': 'onnx', '--every': '8',
+    args, options = sys.argv[1:], {'--seeds': 'onnx', '--every': '8', '--skip': '0',
                                    '--jobs': str(os.cpu_count() or 1)}
     while args[:1] and args[0] in options:
         options[args[0]], args = args[1], args[2:]
-    seeds, every, jobs = options['--seeds'], int(options['--every']), int(options['--jobs'])
+    seeds, every, jobs, skip = (options['--seeds'], int(options['--every']),
+                                int(options['--jobs']), int(options['--skip']))
     if seeds not in SEEDS:
         sys.exit(f'compile-mutations: --seeds onnx or mlir, not {seeds}')
     build = os.path.abspath(args[0] if args else os.path.join(ROOT, 'build'))
@@ -76,7 +78,8 @@ def main():
     shutil.rmtree(findings, ignore_errors=True)
     os.makedirs(findings)
 
-    picked = (d for i, d in enumerate(SEEDS[seeds]()) if i % every == 0)
+    picked = (d for i, d in enumerate(SEEDS[seeds]())
+              if i % every == 0 and i // every >= skip)
     suffix = '.' + seeds
     total = failed = 0
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
