@@ -14,9 +14,9 @@ of If, Loop and Scan included,
   an input left empty (optional) or named after another value or its own
   output, its output named after a graph input, as another op of the
   seeds or in another domain; the nodes of a graph in reverse order;
-- each graph input's and output's element type changed, each dim set to
-  0, 1, +1, -1, 2^40 or a symbol, a dim removed or added, the shape
-  dropped; each initializer's dims and element type likewise, its data
+- each graph input and output removed, its element type changed, each
+  dim set to 0, 1, +1, -1, 2^40 or a symbol, a dim removed or added, the
+  shape dropped; each initializer's dims and element type likewise, its data
   one byte short;
 - the model's opset set to others, or removed.
 """
@@ -102,6 +102,9 @@ class Mutator:
                 for i, value in enumerate(getattr(graph, field)):
                     for edit in value_info_edits(value):
                         yield at(field, i), edit
+                    # One input or output fewer: a body of the wrong arity.
+                    yield (lambda m, p=path: graph_at(m, p),
+                           lambda g, f=field, i=i: getattr(g, f).pop(i))
             for i, tensor in enumerate(graph.initializer):
                 for edit in tensor_edits(tensor):
                     yield at('initializer', i), edit

@@ -181,9 +181,11 @@ bool GraphImporter::importLoop(const onnx::NodeProto &node, NameScope &scope) {
   const onnx::GraphProto *body = graphAttr(node, "body");
   if (!body || node.input_size() < 2 ||
       body->input_size() != node.input_size() ||
-      body->output_size() < node.input_size() - 1) {
-    nodeError(node, "Loop needs inputs (M, cond, v...) and a body taking "
-                    "(iter, cond, v...) and returning (cond, v..., scans...)");
+      body->output_size() < node.input_size() - 1 ||
+      node.output_size() > body->output_size() - 1) {
+    nodeError(node, "Loop needs inputs (M, cond, v...), a body taking "
+                    "(iter, cond, v...) and returning (cond, v..., scans...), "
+                    "and at most one output per v and scan");
     return false;
   }
   Location loc = locOf(node);

@@ -346,15 +346,8 @@ bool GraphImporter::importNode(const onnx::NodeProto &node, NameScope &scope) {
   if (type == "Scan")
     return importScan(node, scope);
 
-  const graph::OnnxOpInfo *info = graph::lookupOnnxOp(type);
-  if (!info) {
-    bool expanded = false;
-    if (!expandFunction(node, scope, expanded))
-      return false;
-    if (!expanded)
-      nodeError(node, "operator is not supported");
-    return expanded;
-  }
+  // Every input is known before an op is built or a function body is
+  // (libonnx's body builders read the inputs' types).
   llvm::SmallVector<Value> operands;
   for (const std::string &name : node.input()) {
     if (name.empty()) {
@@ -369,6 +362,15 @@ bool GraphImporter::importNode(const onnx::NodeProto &node, NameScope &scope) {
       return false;
     }
     operands.push_back(v);
+  }
+  const graph::OnnxOpInfo *info = graph::lookupOnnxOp(type);
+  if (!info) {
+    bool expanded = false;
+    if (!expandFunction(node, scope, expanded))
+      return false;
+    if (!expanded)
+      nodeError(node, "operator is not supported");
+    return expanded;
   }
   llvm::SmallVector<NamedAttribute> attrs;
   if (!convertAttributes(node, attrs))

@@ -148,6 +148,26 @@ def loop_float_trip_count():
                  [vi("m", F, []), vi("x", F, [2])], [vi("y", F, [2])])
 
 
+def loop_more_outputs():
+    # Two outputs for a body with one loop-carried value and no scan.
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Neg", ["v_in"], ["v_out"])], "body",
+        [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [2])],
+        [vi("c_out", B, []), vi("v_out", F, [2])])
+    return model([helper.make_node("Loop", ["m", "", "x"], ["y", "z"], name="loop1", body=body)],
+                 [vi("m", I64, []), vi("x", F, [2])], [vi("y", F, [2]), vi("z", F, None)])
+
+
+def function_op_undefined_input():
+    # SequenceMap is expanded through libonnx's body builder, which read
+    # the type of the undefined input and crashed.
+    body = helper.make_graph([helper.make_node("Identity", ["a"], ["b"])], "body",
+                             [vi("a", F, [2])], [vi("b", F, [2])])
+    return model([helper.make_node("SequenceMap", ["nowhere"], ["y"], name="map1", body=body)],
+                 [], [vi("y", F, None)])
+
+
 def external_data():
     m = conv_relu()
     path = os.path.dirname(os.path.abspath(sys.argv[2]))
@@ -160,7 +180,8 @@ CASES = {f.__name__: f for f in [conv_relu, symbolic_reshape, unknown_ops, missi
                                  legacy_slice, if_capture, external_data, gelu_opset20,
                                  nested_if_20, nested_if_300, concat_without_axis,
                                  legacy_wrong_kinds, if_float_condition, if_two_conditions,
-                                 if_one_element_condition, loop_float_trip_count]}
+                                 if_one_element_condition, loop_float_trip_count,
+                                 loop_more_outputs, function_op_undefined_input]}
 
 if __name__ == "__main__":
     m = CASES[sys.argv[1]]()
