@@ -9,12 +9,13 @@ The fuzz targets stop after the simplify pipeline; a user's `mlcc compile`
 goes on through the fusions, the kernels and the object writer. This runs
 `mlcc compile --target avx512` on every N-th of the mutations
 tools/fuzz-mutations.py makes (of the ONNX models, or of the .mlir
-files), J at a time, after the first K of those (to go on with a run). Each must end in an object or in an error: a crash (a
-signal), an exit status other than 0 and 1, an exit 1 without an
-`mlcc: error:` line, an "internal error", an exit 0 without the object,
-or a minute without an end is a finding, kept with its output in
-BUILD_DIR/fuzz/mutations/SEEDS-compile/findings/. The exit status is 1 when
-there was any.
+files), J at a time, after the first K of those (to go on with a run).
+Each must end in an object or in an error: a crash (a signal), an exit
+status other than 0 and 1, an exit 1 without an `mlcc: error:` line, an
+"internal error", an exit 0 without the object, or a minute without an
+end is a finding, kept with its output in
+BUILD_DIR/fuzz/mutations/SEEDS-compile/findings/. The exit status is 1
+when there was any.
 """
 import concurrent.futures
 import hashlib

@@ -21,7 +21,6 @@ each in test/fuzz/regressions/TARGET/.
 """
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys

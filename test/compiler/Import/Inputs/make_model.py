@@ -138,25 +138,23 @@ def if_one_element_condition():
     return if_condition(B, [1, 1])
 
 
-def loop_float_trip_count():
+def negating_loop(trip_type, outputs):
+    # A body with one loop-carried value (negated each trip) and no scan.
     body = helper.make_graph(
         [helper.make_node("Identity", ["c_in"], ["c_out"]),
          helper.make_node("Neg", ["v_in"], ["v_out"])], "body",
         [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [2])],
         [vi("c_out", B, []), vi("v_out", F, [2])])
-    return model([helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1", body=body)],
-                 [vi("m", F, []), vi("x", F, [2])], [vi("y", F, [2])])
+    return model([helper.make_node("Loop", ["m", "", "x"], outputs, name="loop1", body=body)],
+                 [vi("m", trip_type, []), vi("x", F, [2])], [vi(o, F, None) for o in outputs])
+
+
+def loop_float_trip_count():
+    return negating_loop(F, ["y"])
 
 
 def loop_more_outputs():
-    # Two outputs for a body with one loop-carried value and no scan.
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["c_in"], ["c_out"]),
-         helper.make_node("Neg", ["v_in"], ["v_out"])], "body",
-        [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [2])],
-        [vi("c_out", B, []), vi("v_out", F, [2])])
-    return model([helper.make_node("Loop", ["m", "", "x"], ["y", "z"], name="loop1", body=body)],
-                 [vi("m", I64, []), vi("x", F, [2])], [vi("y", F, [2]), vi("z", F, None)])
+    return negating_loop(I64, ["y", "z"])
 
 
 def function_op_undefined_input():
