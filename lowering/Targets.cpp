@@ -39,6 +39,13 @@ createTarget(llvm::StringRef name, const TargetOptions &options) {
   if (name != "avx512" && !winograd.empty() && winograd != "auto")
     return llvm::createStringError("--winograd is an option of --target "
                                    "avx512");
+  const llvm::StringRef strassen = options.strassen;
+  if (!strassen.empty() && strassen != "auto" && strassen != "off")
+    return llvm::createStringError("--strassen must be auto or off, not '" +
+                                   options.strassen + "'");
+  if (name != "avx512" && strassen == "off")
+    return llvm::createStringError("--strassen is an option of --target "
+                                   "avx512");
   if (name == "avx512") {
     llvm::Expected<CpuTarget> cpu = resolveCpu(options.cpu);
     if (!cpu)
@@ -51,7 +58,8 @@ createTarget(llvm::StringRef name, const TargetOptions &options) {
     const int64_t winogradTile = winograd == "off"  ? 0
                                  : winograd == "f2" ? 2
                                                     : 4;
-    return avx512::createAVX512Target(std::move(*cpu), bf16, winogradTile);
+    return avx512::createAVX512Target(std::move(*cpu), bf16, winogradTile,
+                                      strassen != "off");
   }
   if (name != "vulkan" &&
       (options.vulkanSubgroupSize || options.vulkanNoFloat64))

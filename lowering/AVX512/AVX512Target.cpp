@@ -13,10 +13,12 @@ namespace {
 
 class AVX512Target : public lowering::Target {
 public:
-  AVX512Target(lowering::CpuTarget cpu, bool bf16, int64_t winogradTile) {
+  AVX512Target(lowering::CpuTarget cpu, bool bf16, int64_t winogradTile,
+               bool strassen) {
     state.cpu = std::move(cpu);
     state.bf16Precision = bf16;
     state.winogradTile = winogradTile;
+    state.strassen = strassen;
   }
   llvm::StringRef name() const override { return "avx512"; }
   // The host code (and the portable lowerings' loops) uses what the
@@ -43,9 +45,12 @@ private:
 
 } // namespace
 
-std::unique_ptr<lowering::Target>
-createAVX512Target(lowering::CpuTarget cpu, bool bf16, int64_t winogradTile) {
-  return std::make_unique<AVX512Target>(std::move(cpu), bf16, winogradTile);
+std::unique_ptr<lowering::Target> createAVX512Target(lowering::CpuTarget cpu,
+                                                     bool bf16,
+                                                     int64_t winogradTile,
+                                                     bool strassen) {
+  return std::make_unique<AVX512Target>(std::move(cpu), bf16, winogradTile,
+                                        strassen);
 }
 
 } // namespace mlcc::avx512

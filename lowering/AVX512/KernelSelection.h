@@ -31,6 +31,9 @@ struct SelectionState {
   /// --winograd: the largest Winograd tile (outputs a side: 4, 2), 0 for
   /// direct convs only.
   int64_t winogradTile = 4;
+  /// --strassen: large f32 GEMMs with constant B as one level of Strassen
+  /// (StrassenGemm.h).
+  bool strassen = true;
   /// Graph values also (or only) held in NCHW16c, and their buffers: conv
   /// chains stay blocked, and elementwise ops on them run blocked too.
   llvm::DenseMap<mlir::Value, mlir::Value> blocked;

@@ -18,6 +18,7 @@
 #include "KernelABI.h"
 #include "PackPanels.h"
 #include "SelectionUtils.h"
+#include "StrassenGemm.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -231,8 +232,33 @@ LogicalResult emitThreadedGemm(Operation *op, OpLoweringContext &ctx,
 
 } // namespace
 
+/// The plan as one level of Strassen (StrassenGemm.h): B dense K x N with
+/// alpha folded in.
+TargetLowering selectStrassen(Operation *op, OpLoweringContext &ctx,
+                              const GemmPlan &plan) {
+  StrassenGemm g;
+  g.name = nodeName(op);
+  g.m = plan.m;
+  g.k = plan.k;
+  g.n = plan.n;
+  g.b.resize(static_cast<size_t>(plan.k * plan.n));
+  for (int64_t r = 0; r < plan.k; ++r)
+    for (int64_t col = 0; col < plan.n; ++col)
+      g.b[r * plan.n + col] =
+          plan.alpha *
+          plan.b[plan.transB ? col * plan.k + r : r * plan.n + col];
+  g.bias = plan.bias;
+  g.a = ctx.address(ctx.buffer(plan.a));
+  g.c = ctx.address(ctx.buffer(plan.result));
+  if (plan.residual)
+    g.residual = ctx.address(ctx.buffer(plan.residual));
+  g.epilogue = plan.epilogue;
+  return failed(emitStrassenGemm(op, ctx, g)) ? TargetLowering::Failed
+                                              : TargetLowering::Lowered;
+}
+
 TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
-                              SelectionState &) {
+                          SelectionState &state) {
   StringRef name = op->getName().stripDialect();
   if ((name != "gemm" && name != "matmul" && name != "fc") ||
       !isF32Tensor(op->getOperand(0)) || !isF32Tensor(op->getOperand(1)) ||
@@ -247,6 +273,12 @@ TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
                ? selectRuntimeMatmul(op, ctx)
                : TargetLowering::Declined;
 
+  // With a range of lengths, the rows of the positions before the run's
+  // length.
+  Value rows = lengthRows(op, ctx, plan.result, plan.m);
+  if (state.strassen && !rows && strassenApplies(plan.m, plan.k, plan.n))
+    return selectStrassen(op, ctx, plan);
+
   std::vector<float> packed;
   int64_t ldb = plan.transB ? plan.k : plan.n;
   packB(plan.b.data(), plan.k, plan.n, ldb, plan.transB, packed);
@@ -254,9 +286,6 @@ TargetLowering selectGemm(Operation *op, OpLoweringContext &ctx,
     for (float &v : packed)
       v *= plan.alpha;
 
-  // With a range of lengths, the rows of the positions before the run's
-  // length.
-  Value rows = lengthRows(op, ctx, plan.result, plan.m);
   GemmSpec spec;
   spec.name = nodeName(op);
   spec.m = plan.m;

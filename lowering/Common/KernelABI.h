@@ -125,6 +125,24 @@ _Static_assert(offsetof(mlcc_gemm_args, k) == 48, "gemm ABI");
 _Static_assert(offsetof(mlcc_gemm_args, n) == 56, "gemm ABI");
 #endif
 
+/** The sums of A's blocks of a one-level Strassen GEMM (lowering/AVX512/
+ *  Kernels/Strassen.h): rows rows of a (m x k blocks, the bottom ones m
+ *  rows down) into S1 to S4 from s, each block m * k floats apart. */
+typedef struct mlcc_strassen_sums_args {
+  const float *a;
+  float *s;
+  int64_t rows;
+} mlcc_strassen_sums_args;
+
+/** dst = act(sum of +-terms[i] + bias) over a block of C (Strassen.h). */
+typedef struct mlcc_strassen_combine_args {
+  float *dst;
+  const float *bias;
+  const float *terms[4];
+} mlcc_strassen_combine_args;
+
+typedef void (*mlcc_strassen_kernel_fn)(const void *args);
+
 /** Arguments of a generated int8 GEMM kernel (lowering/AVX512/Kernels/
  *  GemmInt8.h): a is M x K u8 or s8, packed_b and column_data come from
  *  mlcc_int8_pack_b (mlcc/int8_pack.h), c is M x N int32, f32, u8 or s8 as

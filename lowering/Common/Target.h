@@ -227,6 +227,10 @@ struct TargetOptions {
   /// 5x5); "f2": F(2x2, 3x3) and F(2x2, 5x5) only (about half of F(4x4)'s
   /// rounding error); "off": direct convs.
   std::string winograd;
+  /// avx512: "auto" (or empty): f32 GEMMs with constant B of at least
+  /// 64 x 512 x 512 run as one level of Strassen (7/8 of the
+  /// multiply-adds, a little more rounding); "off": direct GEMMs.
+  std::string strassen;
   /// CPU targets: an op whose estimated time on one core is under this
   /// (microseconds) runs on the calling thread, not split over the pool.
   double minParallelMicros = kDefaultMinParallelMicros;

@@ -226,6 +226,7 @@ int runBench(const BenchOptions &options) {
   compileOptions.target.cpu = options.cpu;
   compileOptions.target.precision = options.precision;
   compileOptions.target.winograd = options.winograd;
+  compileOptions.target.strassen = options.strassen;
   compileOptions.target.minParallelMicros = options.minParallelMicros;
   compileOptions.range = shapes.interfaceRange;
   compileOptions.padded = shapes.interfacePadded;

@@ -94,6 +94,7 @@ struct BenchOptions {
   std::string cpu;           // as TargetOptions::cpu
   std::string precision;     // as TargetOptions::precision
   std::string winograd;      // as TargetOptions::winograd
+  std::string strassen;      // as TargetOptions::strassen
   double minParallelMicros = lowering::kDefaultMinParallelMicros;
 };
 

@@ -190,6 +190,15 @@ int main(int argc, char **argv) {
   compileCmd
       ->add_option("--winograd", compile.targetOptions.winograd, winogradHelp)
       ->check(CLI::IsMember(winogradModes));
+  const char *strassenHelp =
+      "--target avx512: f32 matmul/gemm/fc layers with constant weights of "
+      "at least 64 x 512 x 512 as one level of Strassen's algorithm: auto "
+      "(7/8 of the multiply-adds, a little more rounding), off (direct "
+      "GEMMs)";
+  const std::vector<std::string> strassenModes{"auto", "off"};
+  compileCmd
+      ->add_option("--strassen", compile.targetOptions.strassen, strassenHelp)
+      ->check(CLI::IsMember(strassenModes));
   compileCmd->add_option("--weights", compile.weights,
                          "Where the weights go: embedded (read-only data in "
                          "the object) or external (a weights file that "
@@ -239,6 +248,8 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember(precisions));
   runCmd->add_option("--winograd", run.targetOptions.winograd, winogradHelp)
       ->check(CLI::IsMember(winogradModes));
+  runCmd->add_option("--strassen", run.targetOptions.strassen, strassenHelp)
+      ->check(CLI::IsMember(strassenModes));
   runCmd->add_option("--threads", run.threads,
                      "Threads of the runtime's pool for a compiled target "
                      "(0: one per core)")
@@ -282,6 +293,8 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember(precisions));
   benchCmd->add_option("--winograd", bench.winograd, winogradHelp)
       ->check(CLI::IsMember(winogradModes));
+  benchCmd->add_option("--strassen", bench.strassen, strassenHelp)
+      ->check(CLI::IsMember(strassenModes));
 
   InspectOptions inspect;
   CLI::App *inspectCmd = app.add_subcommand(

@@ -16,8 +16,8 @@
 // (f32 rounding is 6e-8 per add; the bound leaves a wide margin yet catches
 // any wrong or missing term, which is of order 1).
 //
-// The [.perf] case measures single-thread GFLOP/s on two ResNet-50 layers;
-// it is hidden from the default run.
+// The [.perf] case measures single-thread GFLOP/s on ResNet-50 layers and
+// MobileNetV2's depthwise ones; it is hidden from the default run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -1030,17 +1030,23 @@ TEST_CASE("conv: kernels keep the callee-saved registers and rsp",
   CHECK(checker.run(&args, fused.address()) == 0);
 }
 
-TEST_CASE("conv: single-thread GFLOP/s of ResNet-50 layers",
+TEST_CASE("conv: single-thread GFLOP/s of ResNet-50 and MobileNetV2 layers",
           "[lowering][avx512][conv][.perf]") {
   MLCC_REQUIRE_AVX512F();
   struct Layer {
     const char *name;
     int64_t c, oc, k, pad, stride, hw;
+    bool depthwise = false;
   };
   for (const Layer &l :
        {Layer{"64x56x56 -> 64 3x3 p1", 64, 64, 3, 1, 1, 56},
         Layer{"256x56x56 -> 64 1x1", 256, 64, 1, 0, 1, 56},
-        Layer{"3x224x224 -> 64 7x7 s2 p3 (stem)", 3, 64, 7, 3, 2, 224}}) {
+        Layer{"3x224x224 -> 64 7x7 s2 p3 (stem)", 3, 64, 7, 3, 2, 224},
+        Layer{"depthwise 32x112x112 3x3 p1", 32, 32, 3, 1, 1, 112, true},
+        Layer{"depthwise 144x56x56 3x3 p1", 144, 144, 3, 1, 1, 56, true},
+        Layer{"depthwise 96x112x112 3x3 s2 p1", 96, 96, 3, 1, 2, 112, true},
+        Layer{"depthwise 144x28x28 3x3 p1 (L2)", 144, 144, 3, 1, 1, 28,
+              true}}) {
     Case c;
     c.c = l.c;
     c.oc = l.oc;
@@ -1050,6 +1056,7 @@ TEST_CASE("conv: single-thread GFLOP/s of ResNet-50 layers",
     c.stride = l.stride;
     c.bias = true;
     c.relu = true;
+    c.depthwise = l.depthwise;
     ConvSpec spec = specOf(c);
     int64_t oh = 0, ow = 0;
     REQUIRE(convOutputSize(spec, oh, ow).ok());
@@ -1057,10 +1064,14 @@ TEST_CASE("conv: single-thread GFLOP/s of ResNet-50 layers",
     ExecutableBuffer exec(code);
     REQUIRE(exec.ok());
     std::vector<float> x = randomValues(blockedSize(1, l.c, l.hw, l.hw), 1);
-    std::vector<float> w = randomValues(l.oc * l.c * l.k * l.k, 2), packed;
+    const int64_t perOut = l.depthwise ? 1 : l.c;
+    std::vector<float> w = randomValues(l.oc * perOut * l.k * l.k, 2), packed;
     std::vector<float> bias = randomValues(l.oc, 3);
     std::vector<float> y(static_cast<size_t>(blockedSize(1, l.oc, oh, ow)));
-    packConvWeights(w.data(), l.oc, l.c, l.k, l.k, packed);
+    if (l.depthwise)
+      packDepthwiseConvWeights(w.data(), l.c, l.k, l.k, packed);
+    else
+      packConvWeights(w.data(), l.oc, l.c, l.k, l.k, packed);
     mlcc_conv_args args = {x.data(), packed.data(), bias.data(), y.data()};
     auto fn = exec.function<mlcc_conv_kernel_fn>();
     for (int i = 0; i < 5; ++i)
@@ -1075,7 +1086,7 @@ TEST_CASE("conv: single-thread GFLOP/s of ResNet-50 layers",
       best = std::min(best,
                       std::chrono::duration<double>(t1 - t0).count() / iters);
     }
-    double flops = 2.0 * l.oc * l.c * l.k * l.k * oh * ow;
+    double flops = 2.0 * l.oc * perOut * l.k * l.k * oh * ow;
     WARN(l.name << ": " << flops / best * 1e-9 << " GFLOP/s (" << best * 1e6
                 << " us, code " << code.size() << " bytes)");
   }
