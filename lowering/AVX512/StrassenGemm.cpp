@@ -30,7 +30,8 @@
 // Threads: the S sums split A's rows; then the threads take chunks of 64
 // of each block's n columns: every product and sum of a chunk's columns
 // reads only those columns of the blocks before it, so a thread runs them
-// all on its chunks, with no barrier between.
+// all, chunk after chunk, with no barrier between; the temporaries' chunks
+// stay in its cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,8 +42,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-
-#include <functional>
 
 using namespace mlir;
 
@@ -75,19 +74,27 @@ std::vector<float> plus(std::vector<float> x, const std::vector<float> &y,
   return x;
 }
 
-/// The seven factors, packed for the GEMM kernels, one after the other.
+/// The seven factors packed for the GEMM kernels, in the order a thread
+/// reads them: chunk after chunk of columns, and within a chunk factor
+/// after factor (its kChunkColumns / 16 panels of each), so that each
+/// product's B follows the one before and the kernels prefetch it.
 std::vector<float> packFactors(const StrassenGemm &g) {
   const int64_t k = g.k / 2, n = g.n / 2;
   auto b11 = blockOf(g.b, n, k, 0, 0), b12 = blockOf(g.b, n, k, 0, 1),
        b21 = blockOf(g.b, n, k, 1, 0), b22 = blockOf(g.b, n, k, 1, 1);
   auto t1 = plus(b12, b11, -1), t2 = plus(b22, t1, -1), t3 = plus(b22, b12, -1),
        negT4 = plus(b21, t2, -1);
-  std::vector<float> packed, one;
-  for (const std::vector<float> *factor :
-       {&b11, &b21, &t2, &t1, &t3, &negT4, &b22}) {
-    packB(factor->data(), k, n, n, /*transB=*/false, one);
-    packed.insert(packed.end(), one.begin(), one.end());
-  }
+  std::vector<std::vector<float>> packedFactors(kFactors);
+  const std::vector<float> *factors[kFactors] = {&b11, &b21,   &t2, &t1,
+                                                 &t3,  &negT4, &b22};
+  for (int f = 0; f < kFactors; ++f)
+    packB(factors[f]->data(), k, n, n, /*transB=*/false, packedFactors[f]);
+  const int64_t chunkFloats = kChunkColumns * k;
+  std::vector<float> packed;
+  for (int64_t chunk = 0; chunk < n / kChunkColumns; ++chunk)
+    for (const std::vector<float> &factor : packedFactors)
+      packed.insert(packed.end(), factor.begin() + chunk * chunkFloats,
+                    factor.begin() + (chunk + 1) * chunkFloats);
   return packed;
 }
 
@@ -117,8 +124,8 @@ LogicalResult emitStrassenGemm(Operation *op, OpLoweringContext &ctx,
   product.n = kChunkColumns;
   product.ldc = g.n;
   // One pass over k (its 64 columns of B, up to 1536 x 64 floats, stay in
-  // L2), so that each call prefetches the next chunk's B, which follows
-  // its own: a thread runs each product over all its chunks in turn.
+  // L2), so that each call prefetches the next call's B, which follows its
+  // own (packFactors).
   product.kBlock = k;
   product.prefetchNextB = true;
   auto productSpec = [&](bool fromA, bool adds, bool last) {
@@ -183,7 +190,8 @@ LogicalResult emitStrassenGemm(Operation *op, OpLoweringContext &ctx,
   auto scratch = [&](int64_t floats) {
     return ctx.address(ctx.scratch(MemRefType::get({floats}, b.getF32Type())));
   };
-  const int64_t productBytes = packedBSize(k, n) * 4;
+  // A chunk's columns of one factor.
+  const int64_t chunkBytes = kChunkColumns * k * 4;
   // The S sums, m x k each; X and Y side by side in one m x N buffer, Z in
   // another: the temporaries have C's leading dimension, as the kernels'
   // residual does.
@@ -205,25 +213,22 @@ LogicalResult emitStrassenGemm(Operation *op, OpLoweringContext &ctx,
         auto toIndex = [&](Value v) -> Value {
           return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
         };
-        // One step over the thread's chunks: step(col, panels) emits its
-        // call for the chunk at byte offset `col` of C's rows and `panels`
-        // of each packed factor.
-        auto forChunks = [&](auto step) {
-          auto loop =
-              b.create<scf::ForOp>(loc, toIndex(begin), toIndex(end),
-                                   b.create<arith::ConstantIndexOp>(loc, 1));
-          OpBuilder::InsertionGuard inLoop(b);
-          b.setInsertionPointToStart(loop.getBody());
-          Value chunk = b.create<arith::IndexCastOp>(loc, b.getI64Type(),
-                                                     loop.getInductionVar());
-          step(mul(chunk, kChunkColumns * 4),
-               mul(chunk, kChunkColumns * k * 4));
-        };
+        auto loop =
+            b.create<scf::ForOp>(loc, toIndex(begin), toIndex(end),
+                                 b.create<arith::ConstantIndexOp>(loc, 1));
+        OpBuilder::InsertionGuard inLoop(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value chunk = b.create<arith::IndexCastOp>(loc, b.getI64Type(),
+                                                   loop.getInductionVar());
+        // The chunk's byte offset in C's rows and its factors.
+        Value col = mul(chunk, kChunkColumns * 4);
+        Value factors = mul(chunk, kFactors * chunkBytes);
         auto at = [&](Field base, int64_t bytes) {
           return add(f[base], i64(bytes));
         };
-        // Block (i, j) of C, of the fc's residual or of a temporary.
-        auto block = [&](Field base, int i, int j, Value col) {
+        // Block (i, j) of C, of the fc's residual or of a temporary, at the
+        // chunk's columns.
+        auto block = [&](Field base, int i, int j) {
           return add(at(base, (i * m * g.n + j * n) * 4), col);
         };
         auto fromA = [&](int i, int j) {
@@ -231,53 +236,39 @@ LogicalResult emitStrassenGemm(Operation *op, OpLoweringContext &ctx,
         };
         auto sum = [&](int i) { return at(S, (i - 1) * m * k * 4); };
         Value none = i64(0);
-        auto biasOf = [&](int j, Value col) {
-          return bias ? add(at(Bias, j * n * 4), col) : none;
-        };
-        using Block = std::function<Value(Value col)>;
-        auto blockAt = [&](Field base, int i, int j) -> Block {
-          return [&, base, i, j](Value col) { return block(base, i, j, col); };
-        };
-        // X and Y side by side, Z: the temporaries' blocks.
-        Block x = blockAt(XY, 0, 0), y = blockAt(XY, 0, 1),
-              zz = blockAt(Z, 0, 0);
+        Value biasLeft = bias ? add(f[Bias], col) : none;
+        Value biasRight = bias ? add(at(Bias, n * 4), col) : none;
+        // X and Y side by side, Z: the temporaries.
+        Value x = block(XY, 0, 0), y = block(XY, 0, 1), zz = block(Z, 0, 0);
         // A product into `dst`, adding `added` (null: nothing): the
         // kernel's fields a, packed_b, bias, c (, residual).
         auto product = [&](const std::string &kernel, Value a, Factor factor,
-                           int biasBlock, const Block &dst,
-                           const Block &added) {
-          forChunks([&](Value col, Value panels) {
-            SmallVector<Value> args{
-                a, add(at(Packed, factor * productBytes), panels),
-                biasBlock < 0 ? none : biasOf(biasBlock, col), dst(col)};
-            if (added)
-              args.push_back(added(col));
-            ctx.callKernel(kernel, args);
-          });
+                           Value biasOf, Value dst, Value added) {
+          SmallVector<Value> args{
+              a, add(f[Packed], add(factors, i64(factor * chunkBytes))), biasOf,
+              dst};
+          if (added)
+            args.push_back(added);
+          ctx.callKernel(kernel, args);
         };
-        product(firstKernel, fromA(0, 0), B11, -1, x, Block());
-        product(fromAKernel, fromA(0, 1), B21, 0, blockAt(C, 0, 0), x);
-        product(chainKernel, sum(2), T2, -1, y, x);
-        product(chainKernel, sum(1), T1, -1, zz, y);
-        product(chainKernel, sum(3), T3, -1, x, y);
-        product(fromAKernel, fromA(1, 1), NegT4, 0, blockAt(C, 1, 0), x);
+        product(firstKernel, fromA(0, 0), B11, none, x, Value());
+        product(fromAKernel, fromA(0, 1), B21, biasLeft, block(C, 0, 0), x);
+        product(chainKernel, sum(2), T2, none, y, x);
+        product(chainKernel, sum(1), T1, none, zz, y);
+        product(chainKernel, sum(3), T3, none, x, y);
+        product(fromAKernel, fromA(1, 1), NegT4, biasLeft, block(C, 1, 0), x);
         // mlcc_strassen_combine_args: dst, bias, terms.
-        forChunks([&](Value col, Value) {
-          SmallVector<Value> args{block(C, 1, 1, col), biasOf(1, col), x(col),
-                                  zz(col), y(col)};
-          if (residual)
-            args.push_back(block(Residual, 1, 1, col));
-          ctx.callKernel(c22Kernel, args);
-        });
-        product(lastKernel, sum(4), B22, 1, blockAt(C, 0, 1), zz);
+        SmallVector<Value> c22Args{block(C, 1, 1), biasRight, x, zz, y};
+        if (residual)
+          c22Args.push_back(block(Residual, 1, 1));
+        ctx.callKernel(c22Kernel, c22Args);
+        product(lastKernel, sum(4), B22, biasRight, block(C, 0, 1), zz);
         if (!residual)
           return;
-        forChunks([&](Value col, Value) {
-          for (auto [i, j] : {std::pair{0, 0}, {1, 0}, {0, 1}})
-            ctx.callKernel(finishKernel,
-                           {block(C, i, j, col), biasOf(j, col),
-                            block(C, i, j, col), block(Residual, i, j, col)});
-        });
+        for (auto [i, j] : {std::pair{0, 0}, {1, 0}, {0, 1}})
+          ctx.callKernel(finishKernel,
+                         {block(C, i, j), j ? biasRight : biasLeft,
+                          block(C, i, j), block(Residual, i, j)});
       });
   return success();
 }
