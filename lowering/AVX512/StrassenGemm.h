@@ -31,9 +31,10 @@ struct StrassenGemm {
   std::vector<EltwiseOp> epilogue;
 };
 
-/// Whether an M x K x N GEMM gains from the seven products: every dim even
-/// and large enough that the sums cost little beside the product saved,
-/// and the halves of N whole chunks of the kernels' columns.
+/// Whether an M x K x N GEMM gains from the seven products: large enough
+/// that the sums cost little beside the product saved, the halves of K
+/// whole vectors and those of N whole chunks of the kernels' columns (an
+/// odd M gets a row of zeros).
 bool strassenApplies(int64_t m, int64_t k, int64_t n);
 
 /// Emits the sums, the products and the combination over the thread pool.

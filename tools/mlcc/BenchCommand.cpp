@@ -124,8 +124,9 @@ void printProfile(const std::vector<lowering::ProfiledOp> &ops, size_t runs,
               "of their working set), measured first on %d thread(s)\n",
               far, big, 100 * farTime, peak.threads);
   // The model's floor: no kernel doing the same arithmetic beats it on this
-  // machine, so another runtime's time compares against it too. Convs count
-  // their direct arithmetic: Winograd's can go below it.
+  // machine, so another runtime's time compares against it too. Convs and
+  // GEMMs count their direct arithmetic: Winograd's and Strassen's can go
+  // below it.
   if (boundTotal > 0 && total > 0 && runs)
     std::printf("model bound: %.3f ms/run, the sum of the ops' bounds; this "
                 "run takes %.2fx it\n",

@@ -5,6 +5,7 @@ test/tools/strassen.test:
   h -> MatMul (1024->512) + bias, + x -> y           (its residual, Strassen)
   x2 [64, 768] -> Gemm transB, alpha 0.5, beta 2 (768->640) -> g  (Strassen)
   x -> MatMul (512->48) -> s                       (too narrow: a direct GEMM)
+  x3 [1, 65, 512] -> MatMul (512->512) + bias, + x3 -> o   (odd M: padded)
 
 with seeded random weights of scale 1/sqrt(K), so that outputs are of
 order 1."""
@@ -40,18 +41,24 @@ nodes = [
                      transB=1, alpha=0.5, beta=2.0, name="gemm3"),
     helper.make_node("MatMul", ["x", t("w4", (512, 48), 512 ** -0.5)], ["s"],
                      name="narrow4"),
+    helper.make_node("MatMul", ["x3", t("w5", (512, 512), 512 ** -0.5)], ["m5"],
+                     name="fc5"),
+    helper.make_node("Add", ["m5", t("b5", (512,), 0.5)], ["a5"], name="bias5"),
+    helper.make_node("Add", ["a5", "x3"], ["o"], name="odd5"),
 ]
 graph = helper.make_graph(
     nodes, "strassen",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 512]),
-     helper.make_tensor_value_info("x2", TensorProto.FLOAT, [64, 768])],
+     helper.make_tensor_value_info("x2", TensorProto.FLOAT, [64, 768]),
+     helper.make_tensor_value_info("x3", TensorProto.FLOAT, [1, 65, 512])],
     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
-     for n in ("y", "g", "s")], inits)
+     for n in ("y", "g", "s", "o")], inits)
 onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]),
           os.path.join(out, "strassen.onnx"))
 data = os.path.join(out, "data")
 os.makedirs(data, exist_ok=True)
-for i, (name, shape) in enumerate([("x", (1, 64, 512)), ("x2", (64, 768))]):
+for i, (name, shape) in enumerate([("x", (1, 64, 512)), ("x2", (64, 768)),
+                                   ("x3", (1, 65, 512))]):
     value = rng.normal(0, 1, shape).astype(np.float32)
     with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
         f.write(numpy_helper.from_array(value, name).SerializeToString())
