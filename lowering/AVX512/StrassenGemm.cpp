@@ -126,19 +126,19 @@ LogicalResult emitStrassenGemm(Operation *op, OpLoweringContext &ctx,
   // The products: from a block of A (lda K) or an S (lda k), adding the
   // block an earlier product wrote, and the last write of a block of C
   // (bias and activation, unless the fc's residual comes after).
-  GemmSpec product;
-  product.name = name;
-  product.m = m;
-  product.k = k;
-  product.n = kChunkColumns;
-  product.ldc = g.n;
-  // One pass over k (its 64 columns of B, up to 1536 x 64 floats, stay in
-  // L2), so that each call prefetches the next call's B, which follows its
-  // own (packFactors).
-  product.kBlock = k;
-  product.prefetchNextB = true;
+  GemmSpec common;
+  common.name = name;
+  common.m = m;
+  common.k = k;
+  common.n = kChunkColumns;
+  common.ldc = g.n;
+  // One pass over k, so that each call prefetches the next call's B, which
+  // follows its own (packFactors), where a slice of B leaves room for it in
+  // L2 (k up to 1024: Gemm.cpp).
+  common.kBlock = k;
+  common.prefetchNextB = true;
   auto productSpec = [&](bool fromA, bool adds, bool last) {
-    GemmSpec s = product;
+    GemmSpec s = common;
     s.lda = fromA ? g.k : k;
     s.residual = adds;
     if (last && !residual) {
@@ -178,10 +178,10 @@ LogicalResult emitStrassenGemm(Operation *op, OpLoweringContext &ctx,
   finish.signs = {1, 1};
   std::string sumsKernel, c22Kernel, finishKernel, copyA, copyRow, copyC;
   auto copyKernel = [&](const char *what, int64_t floats, std::string &symbol) {
-    EltwiseSpec copy; // no ops: a copy of src[0]
-    copy.name = name + what;
-    copy.n = floats;
-    return addGeneratedKernel(op, ctx, generateEltwise, copy, copy.name,
+    EltwiseSpec spec; // no ops: a copy of src[0]
+    spec.name = name + what;
+    spec.n = floats;
+    return addGeneratedKernel(op, ctx, generateEltwise, spec, spec.name,
                               symbol);
   };
   if (padRow && (!copyKernel("_copy_a", g.m * g.k, copyA) ||
@@ -281,11 +281,11 @@ LogicalResult emitStrassenGemm(Operation *op, OpLoweringContext &ctx,
         Value x = block(XY, 0, 0), y = block(XY, 0, 1), zz = block(Z, 0, 0);
         // A product into `dst`, adding `added` (null: nothing): the
         // kernel's fields a, packed_b, bias, c (, residual).
-        auto product = [&](const std::string &kernel, Value a, Factor factor,
+        auto product = [&](const std::string &kernel, Value from, Factor factor,
                            Value biasOf, Value dst, Value added) {
           SmallVector<Value> args{
-              a, add(f[Packed], add(factors, i64(factor * chunkBytes))), biasOf,
-              dst};
+              from, add(f[Packed], add(factors, i64(factor * chunkBytes))),
+              biasOf, dst};
           if (added)
             args.push_back(added);
           ctx.callKernel(kernel, args);

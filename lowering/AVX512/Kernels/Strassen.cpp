@@ -19,6 +19,7 @@
 
 #include "KernelABI.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 
