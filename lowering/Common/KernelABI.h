@@ -134,6 +134,9 @@ typedef struct mlcc_strassen_sums_args {
   int64_t rows;
 } mlcc_strassen_sums_args;
 
+typedef void (*mlcc_strassen_sums_kernel_fn)(
+    const mlcc_strassen_sums_args *args);
+
 /** dst = act(sum of +-terms[i] + bias) over a block of C (Strassen.h). */
 typedef struct mlcc_strassen_combine_args {
   float *dst;
@@ -141,7 +144,8 @@ typedef struct mlcc_strassen_combine_args {
   const float *terms[4];
 } mlcc_strassen_combine_args;
 
-typedef void (*mlcc_strassen_kernel_fn)(const void *args);
+typedef void (*mlcc_strassen_combine_kernel_fn)(
+    const mlcc_strassen_combine_args *args);
 
 /** Arguments of a generated int8 GEMM kernel (lowering/AVX512/Kernels/
  *  GemmInt8.h): a is M x K u8 or s8, packed_b and column_data come from

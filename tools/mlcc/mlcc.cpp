@@ -193,8 +193,8 @@ int main(int argc, char **argv) {
   const char *strassenHelp =
       "--target avx512: f32 matmul/gemm/fc layers with constant weights of "
       "at least 64 x 512 x 512 as one level of Strassen's algorithm: auto "
-      "(7/8 of the multiply-adds, a little more rounding), off (direct "
-      "GEMMs)";
+      "(7/8 of the multiply-adds, a little more rounding, 7/4 of those "
+      "layers' weight bytes in the object), off (direct GEMMs)";
   const std::vector<std::string> strassenModes{"auto", "off"};
   compileCmd
       ->add_option("--strassen", compile.targetOptions.strassen, strassenHelp)

@@ -54,7 +54,7 @@ TEST_CASE("strassen: the sums of A's blocks, all rows and some",
     REQUIRE((a.ok() && s.ok()));
     mlcc_strassen_sums_args args{a.data() + first * 2 * k, s.data() + first * k,
                                  rows};
-    exec.function<mlcc_strassen_kernel_fn>()(&args);
+    exec.function<mlcc_strassen_sums_kernel_fn>()(&args);
     const int64_t last = std::min(first + rows, m);
     std::vector<float> got = s.values(), av = a.values();
     auto at = [&](int i, int j, int64_t r, int64_t c) {
@@ -112,7 +112,7 @@ TEST_CASE("strassen: a block of C from signed terms, bias and relu",
     GuardedArray<float> dst(std::vector<float>(size, kSentinel));
     args.dst = dst.data();
     args.bias = c.bias ? bias.data() : nullptr;
-    exec.function<mlcc_strassen_kernel_fn>()(&args);
+    exec.function<mlcc_strassen_combine_kernel_fn>()(&args);
     std::vector<float> got = dst.values();
     for (int64_t r = 0; r < c.rows; ++r)
       for (int64_t col = 0; col < c.ld && r * c.ld + col < int64_t(size);
