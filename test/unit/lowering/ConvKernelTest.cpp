@@ -1045,8 +1045,9 @@ TEST_CASE("conv: single-thread GFLOP/s of ResNet-50 and MobileNetV2 layers",
         Layer{"depthwise 32x112x112 3x3 p1", 32, 32, 3, 1, 1, 112, true},
         Layer{"depthwise 144x56x56 3x3 p1", 144, 144, 3, 1, 1, 56, true},
         Layer{"depthwise 96x112x112 3x3 s2 p1", 96, 96, 3, 1, 2, 112, true},
-        Layer{"depthwise 144x28x28 3x3 p1 (L2)", 144, 144, 3, 1, 1, 28,
-              true}}) {
+        Layer{"depthwise 144x28x28 3x3 p1 (L2)", 144, 144, 3, 1, 1, 28, true},
+        Layer{"depthwise 240x28x28 5x5 p2 (EfficientNet-B0)", 240, 240, 5, 2, 1,
+              28, true}}) {
     Case c;
     c.c = l.c;
     c.oc = l.oc;
