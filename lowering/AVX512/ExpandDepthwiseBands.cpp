@@ -17,6 +17,11 @@
 // second part of the scratch, so neither tensor between the three convs is
 // written out.
 //
+// A depthwise conv without an expansion (MobileNetV2's first block, whose
+// depthwise conv reads the stem's 112x112x32) runs in bands the same way
+// when a projection alone reads it: its windows read X's rows where they
+// are, and only the band's depthwise output goes to the scratch.
+//
 // The convs are the direct kernels of Conv.cpp on a few rows: the 1x1 conv
 // reads rows of X's planes (ConvSpec::srcPlaneRows) and writes rows of the
 // scratch's (dstPlaneRows); the depthwise conv reads the scratch's planes,
@@ -90,15 +95,15 @@ struct Bands {
   }
 };
 
-/// Bands of as many rows as keep a window's expanded rows (and, when a
-/// projection follows, the band's depthwise output) within kScratchBytes;
-/// none when one row's do not fit, or some window lies wholly in the
-/// padding.
-Bands planBands(const ConvSpec &dw, bool project) {
+/// Bands of as many rows as keep a window's expanded rows (when expanding)
+/// and, when a projection follows, the band's depthwise output within
+/// kScratchBytes; none when one row's do not fit, or some window lies
+/// wholly in the padding.
+Bands planBands(const ConvSpec &dw, bool expand, bool project) {
   Bands g;
   if (convOutputSize(dw, g.oh, g.ow).failed())
     return g;
-  const int64_t rowBytes = convBlocks(dw.c) * dw.w * kPixelBytes;
+  const int64_t rowBytes = expand ? convBlocks(dw.c) * dw.w * kPixelBytes : 0;
   const int64_t outRowBytes =
       project ? convBlocks(dw.oc) * g.ow * kPixelBytes : 0;
   for (int64_t rows = g.oh; rows >= 1 && g.bandRows == 0; --rows)
@@ -199,27 +204,40 @@ bool expandDepthwiseApplies(const ConvSpec &expand, const ConvSpec &dw) {
     return false;
   const int64_t expandedBytes = convBlocks(dw.c) * dw.h * dw.w * kPixelBytes;
   return expandedBytes > kMinExpandedBytes &&
-         planBands(dw, /*project=*/false).bands > 1;
+         planBands(dw, /*expand=*/true, /*project=*/false).bands > 1;
 }
 
-bool projectionApplies(const ConvSpec &dw, const ConvSpec &project) {
+bool projectionApplies(const ConvSpec &dw, const ConvSpec &project,
+                       bool expanded) {
   int64_t oh = 0, ow = 0;
   return plainConv2d(project) && pointwise(project) &&
          !convOutputSize(dw, oh, ow).failed() && project.c == dw.oc &&
          project.h == oh && project.w == ow &&
-         planBands(dw, /*project=*/true).bands > 1;
+         planBands(dw, expanded, /*project=*/true).bands > 1;
+}
+
+bool depthwiseProjectionApplies(const ConvSpec &dw, const ConvSpec &project) {
+  int64_t oh = 0, ow = 0;
+  if (!plainConv2d(dw) || dw.residual || !isDepthwiseConv(dw) ||
+      convOutputSize(dw, oh, ow).failed())
+    return false;
+  const int64_t dwBytes = convBlocks(dw.oc) * oh * ow * kPixelBytes;
+  return dwBytes > kMinExpandedBytes &&
+         projectionApplies(dw, project, /*expanded=*/false);
 }
 
 LogicalResult emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
                                        const BandedConvs &convs) {
-  const ConvSpec &expand = convs.expand.spec, &dw = convs.depthwise.spec;
+  const ConvSpec *expand = convs.expand ? &convs.expand->spec : nullptr;
+  const ConvSpec &dw = convs.depthwise.spec;
   const ConvSpec *project = convs.project ? &convs.project->spec : nullptr;
-  const Bands g = planBands(dw, project != nullptr);
+  const Bands g = planBands(dw, expand != nullptr, project != nullptr);
   const int64_t blocks = convBlocks(dw.c);
   const int64_t rowBytes = dw.w * kPixelBytes; // of X and of the scratch
   const int64_t planeBytes = g.scratchRows * rowBytes;
-  // Per run: the windows' rows, then (projecting) the band's output rows.
-  const int64_t windowBytes = blocks * planeBytes;
+  // Per run: the windows' rows (expanding), then (projecting) the band's
+  // output rows.
+  const int64_t windowBytes = expand ? blocks * planeBytes : 0;
   const int64_t scratchBytes =
       windowBytes +
       (project ? convBlocks(dw.oc) * g.bandRows * g.ow * kPixelBytes : 0);
@@ -239,12 +257,12 @@ LogicalResult emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
         return false;
     }
     if (s.expandRows && !expandKernels.count(s.expandRows)) {
-      ConvSpec part = expand;
+      ConvSpec part = *expand;
       part.h = s.expandRows;
-      part.srcPlaneRows = expand.h;
+      part.srcPlaneRows = expand->h;
       part.dstPlaneRows = g.scratchRows;
       if (!addGeneratedKernel(op, ctx, generateConv, part,
-                              expand.name + "_band",
+                              expand->name + "_band",
                               expandKernels[s.expandRows]))
         return false;
     }
@@ -254,7 +272,7 @@ LogicalResult emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
       part.h = s.windowRows;
       part.pads[0] = s.padTop;
       part.pads[2] = s.padBottom;
-      part.srcPlaneRows = g.scratchRows;
+      part.srcPlaneRows = expand ? g.scratchRows : dw.h;
       part.dstPlaneRows = project ? g.bandRows : g.oh;
       if (!addGeneratedKernel(op, ctx, generateConv, part, dw.name + "_band",
                               dwKernels[key]))
@@ -274,11 +292,16 @@ LogicalResult emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
   };
   std::vector<BandClass> classes;
   for (int64_t band = 0; band < g.bands;) {
-    BandClass c{band, band + 1, stepOf(dw, g, band, false),
-                stepOf(dw, g, band, true)};
-    while (c.end < g.bands &&
-           stepOf(dw, g, c.end, false).key() == c.whole.key() &&
-           stepOf(dw, g, c.end, true).key() == c.carried.key())
+    // Without an expansion there is nothing to carry, nor to expand.
+    auto step = [&](int64_t band, bool carry) {
+      BandStep s = stepOf(dw, g, band, carry && expand);
+      if (!expand)
+        s.expandRows = 0;
+      return s;
+    };
+    BandClass c{band, band + 1, step(band, false), step(band, true)};
+    while (c.end < g.bands && step(c.end, false).key() == c.whole.key() &&
+           step(c.end, true).key() == c.carried.key())
       ++c.end;
     if (!kernelsFor(c.whole) || !kernelsFor(c.carried))
       return failure();
@@ -287,8 +310,9 @@ LogicalResult emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
   }
 
   std::vector<float> packedExpand, packedDw, packedProject;
-  packConvWeights(convs.expand.weights.data(), expand.oc, expand.c, 1, 1,
-                  packedExpand);
+  if (expand)
+    packConvWeights(convs.expand->weights.data(), expand->oc, expand->c, 1, 1,
+                    packedExpand);
   packDepthwiseConvWeights(convs.depthwise.weights.data(), dw.c, dw.kernel[0],
                            dw.kernel[1], packedDw);
   if (project)
@@ -322,8 +346,9 @@ LogicalResult emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
   };
   SmallVector<Value> fields{
       convs.src,
-      ctx.addData(expand.name + "_packed", bytesOf(packedExpand)),
-      convs.expand.bias,
+      expand ? ctx.addData(expand->name + "_packed", bytesOf(packedExpand))
+             : absent,
+      expand ? convs.expand->bias : absent,
       ctx.addData(dw.name + "_packed", bytesOf(packedDw)),
       convs.depthwise.bias,
       convs.dst,
@@ -351,27 +376,30 @@ LogicalResult emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
                             none, none, plane,
                             i64(s.carried * dw.w * kConvBlock)});
           }
-          if (s.expandRows) {
-            Value row =
-                add(i64(s.expandFirst), mul(moved, g.bandRows * dw.strides[0]));
+          // X's rows from the first one to expand (without an expansion,
+          // the window's first).
+          Value srcRows =
+              add(f[Src], mul(add(i64(s.expandFirst),
+                                  mul(moved, g.bandRows * dw.strides[0])),
+                              rowBytes));
+          if (s.expandRows)
             ctx.callKernel(expandKernels.at(s.expandRows),
-                           {add(f[Src], mul(row, rowBytes)), f[ExpandW],
-                            f[ExpandBias], add(slot, i64(s.carried * rowBytes)),
-                            none});
-          }
+                           {srcRows, f[ExpandW], f[ExpandBias],
+                            add(slot, i64(s.carried * rowBytes)), none});
           Value out =
               mul(add(i64(s.outFirst), mul(moved, g.bandRows)), dstRowBytes);
+          Value window = expand ? slot : srcRows;
           const std::string &dwKernel = dwKernels.at(
               std::make_tuple(s.windowRows, s.padTop, s.padBottom));
           if (!project) {
             ctx.callKernel(dwKernel,
-                           {slot, f[DwW], f[DwBias], add(f[Dst], out), none});
+                           {window, f[DwW], f[DwBias], add(f[Dst], out), none});
             return;
           }
           // The band's depthwise output goes to the scratch after the
           // windows, and the projection reads it there.
           Value band = add(slot, i64(windowBytes));
-          ctx.callKernel(dwKernel, {slot, f[DwW], f[DwBias], band, none});
+          ctx.callKernel(dwKernel, {window, f[DwW], f[DwBias], band, none});
           ctx.callKernel(projectKernels.at(s.outRows),
                          {band, f[ProjectW], f[ProjectBias], add(f[Dst], out),
                           convs.residual ? add(f[Residual], out) : none});

@@ -25,12 +25,14 @@ struct BandedConv {
   mlir::Value bias;
 };
 
-/// An inverted residual block's convs: the 1x1 expansion, the depthwise
-/// conv and, when it alone reads the depthwise conv's result, the 1x1
-/// projection. src (expand's X), dst (the last conv's Y) and the
-/// projection's residual (0: none) are addresses of NCHW16c tensors.
+/// An inverted residual block's convs: the 1x1 expansion (none: the
+/// depthwise conv reads src), the depthwise conv and, when it alone reads
+/// the depthwise conv's result, the 1x1 projection. src (the first conv's
+/// X), dst (the last conv's Y) and the projection's residual (0: none) are
+/// addresses of NCHW16c tensors.
 struct BandedConvs {
-  BandedConv expand, depthwise;
+  std::optional<BandedConv> expand;
+  BandedConv depthwise;
   std::optional<BandedConv> project;
   mlir::Value src, dst, residual;
 };
@@ -42,9 +44,16 @@ struct BandedConvs {
 bool expandDepthwiseApplies(const ConvSpec &expand, const ConvSpec &depthwise);
 
 /// Whether `project`, a planned conv that alone reads the depthwise conv's
-/// result, runs in its bands too: a 1x1 conv (a residual and an activation
-/// are fine).
-bool projectionApplies(const ConvSpec &depthwise, const ConvSpec &project);
+/// result, runs in its bands too (`expanded`: with an expansion): a 1x1
+/// conv (a residual and an activation are fine).
+bool projectionApplies(const ConvSpec &depthwise, const ConvSpec &project,
+                       bool expanded);
+
+/// Whether a planned depthwise conv without an expansion and the 1x1
+/// projection that alone reads its result run in bands: one 2-D image, no
+/// residual on the depthwise conv, its result too large for L2.
+bool depthwiseProjectionApplies(const ConvSpec &depthwise,
+                                const ConvSpec &project);
 
 /// Emits the bands over the thread pool. Fails after reporting on `op`.
 mlir::LogicalResult emitExpandDepthwiseBands(mlir::Operation *op,

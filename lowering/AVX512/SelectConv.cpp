@@ -17,7 +17,8 @@
 // than L2 holds first runs as passes over slices of its input channels
 // (ConvChannelPasses.cpp), each split as above. An expanding 1x1 conv whose
 // result only a depthwise conv reads runs with it in bands of rows
-// (ExpandDepthwiseBands.cpp).
+// (ExpandDepthwiseBands.cpp), and so does a large depthwise conv with the
+// 1x1 projection that alone reads it.
 //
 // graph.fused_conv's epilogue runs on the accumulators: bias, the residual
 // Z read in NCHW16c (usually an earlier conv's output, blocked already),
@@ -432,13 +433,17 @@ Operation *bandedDepthwiseReader(Operation *op, const PlannedConv &expand,
 }
 
 /// The 1x1 conv that alone reads the depthwise conv's result, when it runs
-/// in the bands too. The bands run where `op` is, so its residual must have
-/// been computed by then.
+/// in the bands too (`op` the expansion, or the depthwise conv itself). The
+/// bands run where `op` is, so its residual must have been computed by
+/// then.
 Operation *bandedProjection(Operation *op, Operation *dwOp,
                             const PlannedConv &dw, OpLoweringContext &ctx,
                             PlannedConv &project) {
   Operation *reader = soleConvReader(dwOp, dw, ctx, project);
-  if (!reader || !projectionApplies(dw.spec, project.spec))
+  if (!reader ||
+      !(op == dwOp ? depthwiseProjectionApplies(dw.spec, project.spec)
+                   : projectionApplies(dw.spec, project.spec,
+                                       /*expanded=*/true)))
     return nullptr;
   if (Value z = project.residual) {
     Operation *def = z.getDefiningOp();
@@ -450,15 +455,15 @@ Operation *bandedProjection(Operation *op, Operation *dwOp,
   return reader;
 }
 
-/// `op`, the depthwise conv `dwOp` and maybe its projection in bands: the
-/// convs after `op` (and their activations) are then done, and their
-/// lowering only hands on the last one's result.
-TargetLowering lowerExpandDepthwise(Operation *op, OpLoweringContext &ctx,
-                                    SelectionState &state,
-                                    const PlannedConv &expand, Operation *dwOp,
-                                    const PlannedConv &dw) {
-  PlannedConv project;
-  Operation *projectOp = bandedProjection(op, dwOp, dw, ctx, project);
+/// The expansion `op` (`expand`; none: `op` is `dwOp`), the depthwise conv
+/// `dwOp` and the projection `projectOp` (none: only with an expansion) in
+/// bands: the convs after `op` (and their activations) are then done, and
+/// their lowering only hands on the last one's result.
+TargetLowering lowerDepthwiseBands(Operation *op, OpLoweringContext &ctx,
+                                   SelectionState &state,
+                                   const PlannedConv *expand, Operation *dwOp,
+                                   const PlannedConv &dw, Operation *projectOp,
+                                   const PlannedConv &project) {
   Operation *lastOp = projectOp ? projectOp : dwOp;
   const PlannedConv &last = projectOp ? project : dw;
   Value y =
@@ -470,12 +475,14 @@ TargetLowering lowerExpandDepthwise(Operation *op, OpLoweringContext &ctx,
                       p.spec.bias ? ctx.address(ctx.buffer(conv->getOperand(2)))
                                   : none};
   };
-  BandedConvs convs{banded(op, expand),
+  BandedConvs convs{std::nullopt,
                     banded(dwOp, dw),
                     std::nullopt,
                     ctx.address(blockedOperand(op->getOperand(0), ctx, state)),
                     ctx.address(yBlocked),
                     none};
+  if (expand)
+    convs.expand = banded(op, *expand);
   if (projectOp) {
     convs.project = banded(projectOp, project);
     if (project.residual)
@@ -492,11 +499,14 @@ TargetLowering lowerExpandDepthwise(Operation *op, OpLoweringContext &ctx,
       ctx.noteWorkDoneFor(p.activation);
     }
   };
-  if (expand.activation) {
-    state.fused[expand.activation] = Value();
-    ctx.noteWorkDoneFor(expand.activation);
+  // `op`, the first conv, is lowered now; its activation has no result.
+  const PlannedConv &first = expand ? *expand : dw;
+  if (first.activation) {
+    state.fused[first.activation] = Value();
+    ctx.noteWorkDoneFor(first.activation);
   }
-  done(dwOp, dw, projectOp ? Value() : yBlocked);
+  if (expand)
+    done(dwOp, dw, projectOp ? Value() : yBlocked);
   if (projectOp)
     done(projectOp, project, yBlocked);
   return TargetLowering::Lowered;
@@ -520,9 +530,14 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
   if (state.winogradTile > 0 && winogradApplies(spec))
     return lowerWinogradConv(op, ctx, state, spec, conv.weights, residual,
                              activation);
-  PlannedConv dw;
+  PlannedConv dw, project;
   if (Operation *dwOp = bandedDepthwiseReader(op, conv, ctx, dw))
-    return lowerExpandDepthwise(op, ctx, state, conv, dwOp, dw);
+    return lowerDepthwiseBands(op, ctx, state, &conv, dwOp, dw,
+                               bandedProjection(op, dwOp, dw, ctx, project),
+                               project);
+  if (Operation *projectOp = bandedProjection(op, op, conv, ctx, project))
+    return lowerDepthwiseBands(op, ctx, state, nullptr, op, conv, projectOp,
+                               project);
 
   // The input in NCHW16c (a previous conv's output already is) unless it is
   // read plain; the output stays blocked until an op needs it plain.

@@ -20,6 +20,15 @@ a 1x1 projection that alone reads the depthwise result.
                           dw conv: not in the bands
   two  x                  16 -> 96, bias; read by a dw 3x3 and by an
                           output of its own: not in bands
+
+and a depthwise conv without an expansion, over 512 KiB, with the 1x1
+projection that alone reads it (MobileNetV2's first block) runs in bands
+the same way, reading its windows from its input:
+
+  solo  w [1, 40, 56, 56]   dw 3x3 p1, bias, Clip(0, 6); project 40 -> 16,
+                            bias (a channel tail)
+  solo2 q [1, 32, 133, 130] dw 5x5 s2 pads (2, 2, 1, 1); project 32 -> 24,
+                            bias, + r [1, 24, 66, 65], Relu
 """
 import sys
 
@@ -37,6 +46,9 @@ inputs = {
     "z": rng.standard_normal((1, 32, 33, 40)).astype(np.float32),
     "u": rng.standard_normal((1, 16, 48, 48)).astype(np.float32),
     "v": rng.standard_normal((1, 16, 48, 48)).astype(np.float32),
+    "w": rng.standard_normal((1, 40, 56, 56)).astype(np.float32),
+    "q": rng.standard_normal((1, 32, 133, 130)).astype(np.float32),
+    "r": rng.standard_normal((1, 24, 66, 65)).astype(np.float32),
 }
 inits, nodes, outputs, expected = [], [], [], []
 
@@ -121,6 +133,16 @@ pair("dil", "u", 64, 3, False, None, True, None, pads=(2, 2, 2, 2), d=2,
      project=project_dil)
 t, t_ref = pair("two", "x", 96, 3, True, None, False, None)
 output("two_expanded", t, t_ref)
+
+y, y_ref = conv("solo_dw", "w", inputs["w"], 40, 3, group=40,
+                pads=(1, 1, 1, 1), bias=True, act="clip")
+output("solo", *conv("solo_proj", y, y_ref, 16, 1, bias=True))
+y, y_ref = conv("solo2_dw", "q", inputs["q"], 32, 5, group=32, s=2,
+                pads=(2, 2, 1, 1))
+y, y_ref = conv("solo2_proj", y, y_ref, 24, 1, bias=True)
+output("solo2", *activation("solo2_proj",
+                            *add("solo2_proj", y, y_ref, "r", inputs["r"]),
+                            "relu"))
 
 save_model_with_data(out, "expand_dw", nodes, inputs, outputs, inits,
                      expected)
