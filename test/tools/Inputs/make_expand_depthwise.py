@@ -21,14 +21,16 @@ a 1x1 projection that alone reads the depthwise result.
   two  x                  16 -> 96, bias; read by a dw 3x3 and by an
                           output of its own: not in bands
 
-and a depthwise conv without an expansion, over 512 KiB, with the 1x1
+and a depthwise conv without an expansion, over 1 MiB, with the 1x1
 projection that alone reads it (MobileNetV2's first block) runs in bands
 the same way, reading its windows from its input:
 
-  solo  w [1, 40, 56, 56]   dw 3x3 p1, bias, Clip(0, 6); project 40 -> 16,
+  solo  w [1, 40, 80, 80]   dw 3x3 p1, bias, Clip(0, 6); project 40 -> 16,
                             bias (a channel tail)
-  solo2 q [1, 32, 133, 130] dw 5x5 s2 pads (2, 2, 1, 1); project 32 -> 24,
-                            bias, + r [1, 24, 66, 65], Relu
+  solo2 q [1, 32, 200, 198] dw 5x5 s2 pads (2, 2, 1, 1); project 32 -> 24,
+                            bias, + r [1, 24, 100, 99], Relu
+  small s [1, 16, 80, 80]   dw 3x3 p1 (800 KiB, in L2 anyway); project
+                            16 -> 8: not in bands
 """
 import sys
 
@@ -46,9 +48,10 @@ inputs = {
     "z": rng.standard_normal((1, 32, 33, 40)).astype(np.float32),
     "u": rng.standard_normal((1, 16, 48, 48)).astype(np.float32),
     "v": rng.standard_normal((1, 16, 48, 48)).astype(np.float32),
-    "w": rng.standard_normal((1, 40, 56, 56)).astype(np.float32),
-    "q": rng.standard_normal((1, 32, 133, 130)).astype(np.float32),
-    "r": rng.standard_normal((1, 24, 66, 65)).astype(np.float32),
+    "w": rng.standard_normal((1, 40, 80, 80)).astype(np.float32),
+    "q": rng.standard_normal((1, 32, 200, 198)).astype(np.float32),
+    "r": rng.standard_normal((1, 24, 100, 99)).astype(np.float32),
+    "s": rng.standard_normal((1, 16, 80, 80)).astype(np.float32),
 }
 inits, nodes, outputs, expected = [], [], [], []
 
@@ -143,6 +146,9 @@ y, y_ref = conv("solo2_proj", y, y_ref, 24, 1, bias=True)
 output("solo2", *activation("solo2_proj",
                             *add("solo2_proj", y, y_ref, "r", inputs["r"]),
                             "relu"))
+y, y_ref = conv("small_dw", "s", inputs["s"], 16, 3, group=16,
+                pads=(1, 1, 1, 1))
+output("small", *conv("small_proj", y, y_ref, 8, 1))
 
 save_model_with_data(out, "expand_dw", nodes, inputs, outputs, inits,
                      expected)
