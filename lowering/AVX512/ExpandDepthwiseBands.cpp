@@ -295,15 +295,15 @@ LogicalResult emitExpandDepthwiseBands(Operation *op, OpLoweringContext &ctx,
     }
     return true;
   };
+  // Without an expansion there is nothing to carry, nor to expand.
+  auto step = [&](int64_t of, bool carry) {
+    BandStep s = stepOf(dw, g, of, carry && expand);
+    if (!expand)
+      s.expandRows = 0;
+    return s;
+  };
   std::vector<BandClass> classes;
   for (int64_t band = 0; band < g.bands;) {
-    // Without an expansion there is nothing to carry, nor to expand.
-    auto step = [&](int64_t band, bool carry) {
-      BandStep s = stepOf(dw, g, band, carry && expand);
-      if (!expand)
-        s.expandRows = 0;
-      return s;
-    };
     BandClass c{band, band + 1, step(band, false), step(band, true)};
     while (c.end < g.bands && step(c.end, false).key() == c.whole.key() &&
            step(c.end, true).key() == c.carried.key())

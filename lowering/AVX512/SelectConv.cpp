@@ -535,9 +535,10 @@ TargetLowering selectConv(Operation *op, OpLoweringContext &ctx,
     return lowerDepthwiseBands(op, ctx, state, &conv, dwOp, dw,
                                bandedProjection(op, dwOp, dw, ctx, project),
                                project);
-  if (Operation *projectOp = bandedProjection(op, op, conv, ctx, project))
-    return lowerDepthwiseBands(op, ctx, state, nullptr, op, conv, projectOp,
-                               project);
+  if (isDepthwiseConv(spec))
+    if (Operation *projectOp = bandedProjection(op, op, conv, ctx, project))
+      return lowerDepthwiseBands(op, ctx, state, nullptr, op, conv, projectOp,
+                                 project);
 
   // The input in NCHW16c (a previous conv's output already is) unless it is
   // read plain; the output stays blocked until an op needs it plain.
