@@ -47,7 +47,6 @@
 #include "Strassen.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 
@@ -247,18 +246,8 @@ LogicalResult emitStrassenGemm(Operation *op, OpLoweringContext &ctx,
 
   enum Field { A, S, XY, Z, C, Bias, Packed, Residual };
   SmallVector<Value> fields{a, s, xy, z, c, biasData, packed, residualData};
-  ctx.parallelForRanges(
-      n / kChunkColumns, fields, [&](Value begin, Value end, ValueRange f) {
-        auto toIndex = [&](Value v) -> Value {
-          return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
-        };
-        auto loop =
-            b.create<scf::ForOp>(loc, toIndex(begin), toIndex(end),
-                                 b.create<arith::ConstantIndexOp>(loc, 1));
-        OpBuilder::InsertionGuard inLoop(b);
-        b.setInsertionPointToStart(loop.getBody());
-        Value chunk = b.create<arith::IndexCastOp>(loc, b.getI64Type(),
-                                                   loop.getInductionVar());
+  ctx.parallelFor(
+      n / kChunkColumns, fields, [&](Value chunk, ValueRange f) {
         // The chunk's byte offset in C's rows and its factors.
         Value col = mul(chunk, kChunkColumns * 4);
         Value factors = mul(chunk, kFactors * chunkBytes);
